@@ -1,0 +1,39 @@
+"""The one exception type for bad user input.
+
+Every input path (scenario TOML, ``--set`` overrides, profiles, runs CSVs,
+log files) raises :class:`InputError` with enough context to find the
+mistake: the file, the line or row, and the field. The command-line entry
+points catch it, print the message and exit with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+
+class InputError(ValueError):
+    """Bad input from a user, located as precisely as we can."""
+
+    def __init__(self, message: str, *, source: str | None = None,
+                 line: int | None = None, field: str | None = None):
+        self.detail = message
+        self.source = source
+        self.line = line
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = []
+        if self.source:
+            where.append(str(self.source))
+        if self.line is not None:
+            where.append(f"line {self.line}")
+        if self.field:
+            where.append(f"field '{self.field}'")
+        prefix = ": ".join([", ".join(where)]) if where else ""
+        return f"{prefix}: {self.detail}" if prefix else self.detail
+
+    def located(self, *, source: str | None = None, line: int | None = None,
+                field: str | None = None) -> "InputError":
+        """Return a copy with missing location parts filled in."""
+        return InputError(self.detail, source=self.source or source,
+                          line=self.line if self.line is not None else line,
+                          field=self.field or field)

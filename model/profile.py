@@ -1,0 +1,149 @@
+"""Calibrated numbers for one testbed: the profile.
+
+A :class:`Profile` maps parameter names to :class:`Param` values, each with
+its unit, where it came from (provenance) and, when fitted, its standard
+error. Profiles are TOML files::
+
+    [meta]
+    name = "tofino-testbed"
+    fitted_by = "python -m calibrate fit --kind farreach ..."
+
+    [params.recv_floor_us]
+    value = 1.6
+    unit = "us"
+    source = "fit: farreach_runs.csv (29 rows)"
+    stderr = 0.05
+
+Embedded profiles ship in ``model/profiles/`` and are found by name.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Param:
+    value: float
+    unit: str
+    source: str
+    stderr: float | None = None
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    params: Mapping[str, Param]
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> float:
+        try:
+            return self.params[key].value
+        except KeyError:
+            raise InputError(f"profile '{self.name}' has no parameter '{key}'; "
+                             f"it has: {', '.join(sorted(self.params))}", field=key) from None
+
+    def get(self, key: str, default: float) -> float:
+        p = self.params.get(key)
+        return default if p is None else p.value
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.params
+
+    def with_values(self, values: Mapping[str, float], source: str) -> "Profile":
+        """A copy with some values replaced (units kept), e.g. during fitting."""
+        params = dict(self.params)
+        for k, v in values.items():
+            old = params.get(k)
+            params[k] = Param(float(v), old.unit if old else "", source,
+                              None)
+        return Profile(self.name, params, self.meta)
+
+    # ---- TOML -----------------------------------------------------------
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str) -> "Profile":
+        meta = dict(data.get("meta", {}))
+        raw = data.get("params")
+        if not isinstance(raw, Mapping) or not raw:
+            raise InputError("a profile needs a [params] table", source=source, field="params")
+        params = {}
+        for key, p in raw.items():
+            if not isinstance(p, Mapping) or "value" not in p:
+                raise InputError("expected a table with value, unit and source",
+                                 source=source, field=f"params.{key}")
+            v = p["value"]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise InputError(f"value must be a finite number, got {v!r}",
+                                 source=source, field=f"params.{key}.value")
+            for req in ("unit", "source"):
+                if not isinstance(p.get(req), str):
+                    raise InputError(f"missing or non-string '{req}'",
+                                     source=source, field=f"params.{key}.{req}")
+            extra = set(p) - {"value", "unit", "source", "stderr"}
+            if extra:
+                raise InputError(f"unknown keys {sorted(extra)}; allowed: value, unit, source, stderr",
+                                 source=source, field=f"params.{key}")
+            params[key] = Param(float(v), p["unit"], p["source"], p.get("stderr"))
+        return cls(meta.get("name", Path(source).stem), params, meta)
+
+    @classmethod
+    def load(cls, name_or_path: str) -> "Profile":
+        """Load an embedded profile by name, or a profile TOML file by path."""
+        path = Path(name_or_path)
+        if path.suffix == ".toml" or path.exists():
+            try:
+                text = path.read_text()
+            except FileNotFoundError:
+                raise InputError("profile file not found", source=str(path)) from None
+            src = str(path)
+        else:
+            res = resources.files("model").joinpath("profiles").joinpath(f"{name_or_path}.toml")
+            if not res.is_file():
+                raise InputError(f"no embedded profile '{name_or_path}'; embedded: "
+                                 f"{', '.join(embedded_profiles())}", field="--profile")
+            text, src = res.read_text(), f"<embedded {name_or_path}>"
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"not valid TOML: {exc}", source=src) from None
+        return cls.from_mapping(data, source=src)
+
+    def to_toml(self) -> str:
+        out = ["[meta]"]
+        for k, v in self.meta.items():
+            out.append(f"{k} = {_toml(v)}")
+        for k in sorted(self.params):
+            p = self.params[k]
+            out.append(f"\n[params.{k}]")
+            out.append(f"value = {p.value!r}")
+            out.append(f"unit = {_toml(p.unit)}")
+            out.append(f"source = {_toml(p.source)}")
+            if p.stderr is not None:
+                out.append(f"stderr = {float(p.stderr)!r}")
+        return "\n".join(out) + "\n"
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_toml())
+
+
+def embedded_profiles() -> list[str]:
+    d = resources.files("model").joinpath("profiles")
+    return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml"))
+
+
+def _toml(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml(x) for x in v) + "]"
+    s = str(v)
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'

@@ -1,0 +1,345 @@
+"""What is modelled: the scenario language.
+
+A :class:`Scenario` describes one configuration of the switch-cached KV rack
+(DOMAIN.md section 1): client threads, network, switch cache, servers,
+storage engine settings and workload. It holds no calibrated numbers; those
+live in a :class:`model.profile.Profile`.
+
+Scenarios are written in TOML, one table per section::
+
+    name = "my-rack"
+    [servers]
+    count = 32
+    [storage]
+    memtable_mb = 16
+
+and can be changed from the command line with ``--set section.key=value``
+(or a bare ``key=value`` when the key name is unique, plus a few short
+aliases such as ``servers=32`` and ``clients=1024``).
+
+Every field is declared once, with its type, default, unit, allowed values
+and meaning, and validation is driven from those declarations, so error
+messages always name the key and what it accepts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field, fields
+from importlib import resources
+from typing import Any, Iterable, Mapping
+
+from .errors import InputError
+
+
+def spec(default, *, unit: str = "", doc: str = "", min=None, max=None,
+         choices: tuple | None = None, min_exclusive: bool = False):
+    """Declare a scenario field: its default and what values it accepts."""
+    return field(default=default, metadata=dict(
+        unit=unit, doc=doc, min=min, max=max, choices=choices,
+        min_exclusive=min_exclusive))
+
+
+@dataclass(frozen=True)
+class Clients:
+    """Closed-loop client threads, each with one request outstanding."""
+    threads: int = spec(1024, unit="threads", min=1, max=1_000_000,
+                        doc="client threads over all client machines")
+    timeout_ms: float = spec(1000.0, unit="ms", min=0.0, min_exclusive=True,
+                             max=600_000.0, doc="resend timeout")
+
+
+@dataclass(frozen=True)
+class Network:
+    """The path between clients, switch and servers."""
+    loss_rate: float = spec(0.0, unit="fraction", min=0.0, max=0.5,
+                            doc="random per-packet loss on the wire, besides buffer overflow")
+
+
+@dataclass(frozen=True)
+class Switch:
+    """The programmable switch: partitioning and the in-switch cache."""
+    cache: bool = spec(True, doc="in-switch write-back cache on (FarReach) or off (NoCache)")
+    cache_keys: int = spec(10_000, unit="keys", min=0, max=10_000_000,
+                           doc="hot keys the switch caches")
+    partition: str = spec("range", choices=("range", "hash"),
+                          doc="key to server partitioning")
+    hash_buckets: int = spec(32_768, unit="buckets", min=1, max=1 << 24,
+                             doc="CRC32 buckets for hash partitioning")
+
+
+@dataclass(frozen=True)
+class Servers:
+    """Storage server worker threads, one RocksDB instance each."""
+    count: int = spec(16, unit="workers", min=1, max=4096,
+                      doc="worker threads (partitions), possibly on fewer machines")
+    machines: int = spec(2, unit="machines", min=1, max=4096,
+                         doc="physical server machines the workers are spread over (they share disk, and cores when unpinned)")
+    cores: int = spec(0, unit="cores", min=0, max=100_000,
+                      doc="cores per machine for workers and RocksDB background threads; 0 = as many as needed")
+    pinned: bool = spec(True, doc="workers pinned to their own cores")
+    rcvbuf_kb: int = spec(208, unit="KiB", min=1, max=1 << 20,
+                          doc="per-worker UDP receive buffer")
+    seq_check: str = spec("evicted-only",
+                          choices=("disk-get", "none", "seq-cache", "evicted-only"),
+                          doc="how writes check sequence numbers")
+    bg_threads: int = spec(2, unit="threads", min=1, max=64,
+                           doc="RocksDB background flush/compaction threads per worker")
+
+
+@dataclass(frozen=True)
+class Storage:
+    """RocksDB settings of every worker's instance."""
+    memtable_mb: float = spec(64.0, unit="MiB", min=0.0625, max=65_536.0,
+                              doc="write_buffer_size")
+    flushnum: int = spec(4, unit="memtables", min=1, max=1024,
+                         doc="min_write_buffer_number_to_merge")
+    maxnum: int = spec(5, unit="memtables", min=2, max=1024,
+                       doc="max_write_buffer_number")
+    wal: bool = spec(True, doc="write-ahead log on")
+    wal_bytes_per_sync_mb: float = spec(0.0, unit="MiB", min=0.0, max=65_536.0,
+                                        doc="wal_bytes_per_sync; 0 = RocksDB default")
+    db: str = spec("txn", choices=("txn", "normal"),
+                   doc="TransactionDB or plain DB")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """YCSB-style key and operation stream."""
+    distribution: str = spec("zipf", choices=("zipf", "uniform", "sequential"),
+                             doc="key popularity: scrambled zipfian, uniform or sequential")
+    zipf_theta: float = spec(0.99, min=0.0, max=0.9999, doc="zipfian constant")
+    records: int = spec(100_000_000, unit="keys", min=1, max=10**12,
+                        doc="records in the store")
+    read_ratio: float = spec(0.5, unit="fraction", min=0.0, max=1.0,
+                             doc="share of GETs; the rest are updates (workload A = 0.5)")
+    key_bytes: int = spec(16, unit="B", min=1, max=1024, doc="key size")
+    value_bytes: int = spec(128, unit="B", min=0, max=65_536, doc="value size")
+    queries_m: float = spec(10.0, unit="M queries", min=0.001, max=1e6,
+                            doc="queries in the run (sets data volume and run length)")
+
+
+SECTIONS: dict[str, type] = {
+    "clients": Clients, "network": Network, "switch": Switch,
+    "servers": Servers, "storage": Storage, "workload": Workload,
+}
+
+# Short names accepted by --set, on top of any field name that is unique.
+ALIASES = {
+    "servers": "servers.count",
+    "clients": "clients.threads",
+    "cache": "switch.cache",
+    "workload": "workload.distribution",
+    "theta": "workload.zipf_theta",
+    "timeout": "clients.timeout_ms",
+}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One configuration of the rack. Immutable; use :meth:`updated`."""
+    name: str = "farreach-rack"
+    clients: Clients = field(default_factory=Clients)
+    network: Network = field(default_factory=Network)
+    switch: Switch = field(default_factory=Switch)
+    servers: Servers = field(default_factory=Servers)
+    storage: Storage = field(default_factory=Storage)
+    workload: Workload = field(default_factory=Workload)
+
+    def __post_init__(self):
+        # RocksDB cannot merge more immutables than it may hold.
+        if self.storage.flushnum >= self.storage.maxnum:
+            raise InputError(
+                f"flushnum ({self.storage.flushnum}) must be less than "
+                f"storage.maxnum ({self.storage.maxnum})", field="storage.flushnum")
+
+    # ---- construction -------------------------------------------------
+    @classmethod
+    def default(cls) -> "Scenario":
+        """The embedded FarReach rack (16 servers, 1024 clients, YCSB A)."""
+        text = resources.files("model").joinpath("default_scenario.toml").read_text()
+        return cls.from_mapping(tomllib.loads(text), source="<embedded default>")
+
+    @classmethod
+    def from_toml(cls, path: str) -> "Scenario":
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except FileNotFoundError:
+            raise InputError("scenario file not found", source=path) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"not valid TOML: {exc}", source=path) from None
+        return cls.from_mapping(data, source=path)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], source: str | None = None) -> "Scenario":
+        values: dict[str, Any] = {}
+        for key, val in data.items():
+            if key == "name":
+                if not isinstance(val, str):
+                    raise InputError(f"expected a string, got {val!r}", source=source, field="name")
+                values["name"] = val
+                continue
+            if key not in SECTIONS:
+                raise InputError(
+                    f"unknown section; allowed: name, {', '.join(SECTIONS)}",
+                    source=source, field=key)
+            if not isinstance(val, Mapping):
+                raise InputError("expected a table of settings", source=source, field=key)
+            values[key] = _build_section(key, val, source)
+        return cls(**values)
+
+    # ---- changes ------------------------------------------------------
+    def updated(self, changes: Mapping[str, Any], source: str | None = None) -> "Scenario":
+        """Return a copy with ``{"section.key": value}`` changes applied and validated."""
+        data = self.to_dict()
+        for key, value in changes.items():
+            path = resolve_key(key, source)
+            if path == "name":
+                data["name"] = value
+                continue
+            section, name = path.split(".")
+            data[section][name] = value
+        return Scenario.from_mapping(data, source=source)
+
+    def with_overrides(self, assignments: Iterable[str]) -> "Scenario":
+        """Apply ``key=value`` strings as given to ``--set``."""
+        changes = {}
+        for text in assignments:
+            if "=" not in text:
+                raise InputError(f"expected key=value, got {text!r}", source="--set")
+            key, raw = text.split("=", 1)
+            changes[key.strip()] = parse_value(raw.strip())
+        return self.updated(changes, source="--set")
+
+    # ---- output -------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name}
+        for sec in SECTIONS:
+            out[sec] = dataclasses.asdict(getattr(self, sec))
+        return out
+
+    def to_toml(self) -> str:
+        lines = [f"name = {_toml_value(self.name)}"]
+        for sec, cls in SECTIONS.items():
+            lines.append(f"\n[{sec}]")
+            obj = getattr(self, sec)
+            for f in fields(cls):
+                unit = f.metadata.get("unit")
+                comment = f"  # {unit}" if unit else ""
+                lines.append(f"{f.name} = {_toml_value(getattr(obj, f.name))}{comment}")
+        return "\n".join(lines) + "\n"
+
+
+def all_keys() -> list[str]:
+    return [f"{sec}.{f.name}" for sec, cls in SECTIONS.items() for f in fields(cls)]
+
+
+def resolve_key(key: str, source: str | None = None) -> str:
+    """Map a user key (dotted, bare unique name, or alias) to ``section.field``."""
+    if key == "name":
+        return key
+    if key in ALIASES:
+        return ALIASES[key]
+    if "." in key:
+        section, name = key.split(".", 1)
+        if section not in SECTIONS:
+            raise InputError(f"unknown section '{section}'; allowed: {', '.join(SECTIONS)}",
+                             source=source, field=key)
+        allowed = [f.name for f in fields(SECTIONS[section])]
+        if name not in allowed:
+            raise InputError(f"unknown key; allowed in [{section}]: {', '.join(allowed)}",
+                             source=source, field=key)
+        return key
+    matches = [k for k in all_keys() if k.split(".")[1] == key]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise InputError(f"ambiguous key; use one of: {', '.join(matches)}", source=source, field=key)
+    raise InputError("unknown key; allowed: " + ", ".join(sorted(ALIASES)) + ", "
+                     + ", ".join(all_keys()), source=source, field=key)
+
+
+def parse_value(raw: str) -> Any:
+    """Read a --set value as a TOML value (numbers, true/false, strings)."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def describe(cls: type, name: str) -> str:
+    """A human description of what a field accepts."""
+    f = {f.name: f for f in fields(cls)}[name]
+    md = f.metadata
+    typ = f.type if isinstance(f.type, str) else f.type.__name__
+    if md.get("choices"):
+        return "one of " + ", ".join(repr(c) for c in md["choices"])
+    if typ == "bool":
+        return "true or false"
+    lo, hi = md.get("min"), md.get("max")
+    kind = "an integer" if typ == "int" else "a number"
+    unit = f" {md['unit']}" if md.get("unit") else ""
+    if lo is not None and hi is not None:
+        op = "<" if md.get("min_exclusive") else "<="
+        return f"{kind} with {lo} {op} value <= {hi}{unit}"
+    return kind + unit
+
+
+def _build_section(section: str, values: Mapping[str, Any], source: str | None):
+    cls = SECTIONS[section]
+    known = {f.name: f for f in fields(cls)}
+    kwargs = {}
+    for key, val in values.items():
+        path = f"{section}.{key}"
+        if key not in known:
+            raise InputError(f"unknown key; allowed in [{section}]: {', '.join(known)}",
+                             source=source, field=path)
+        kwargs[key] = _check_value(cls, known[key], val, path, source)
+    return cls(**kwargs)
+
+
+def _check_value(cls, f, val, path, source):
+    md = f.metadata
+    typ = f.type if isinstance(f.type, str) else f.type.__name__
+    allowed = describe(cls, f.name)
+
+    def bad(why):
+        return InputError(f"{why}; allowed: {allowed}", source=source, field=path)
+
+    if typ == "bool":
+        if not isinstance(val, bool):
+            raise bad(f"expected true or false, got {val!r}")
+        return val
+    if typ == "str":
+        if not isinstance(val, str):
+            raise bad(f"expected a string, got {val!r}")
+        if md.get("choices") and val not in md["choices"]:
+            raise bad(f"{val!r} is not allowed")
+        return val
+    if isinstance(val, bool) or not isinstance(val, (int, float)):
+        raise bad(f"expected {'an integer' if typ == 'int' else 'a number'}, got {val!r}")
+    if typ == "int":
+        if isinstance(val, float):
+            if not val.is_integer():
+                raise bad(f"expected an integer, got {val!r}")
+            val = int(val)
+    else:
+        val = float(val)
+    if val != val:  # NaN
+        raise bad("NaN is not a value")
+    lo, hi = md.get("min"), md.get("max")
+    if lo is not None and (val < lo or (md.get("min_exclusive") and val == lo)):
+        raise bad(f"{val!r} is out of range")
+    if hi is not None and val > hi:
+        raise bad(f"{val!r} is out of range")
+    return val
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return repr(v)

@@ -1,0 +1,468 @@
+"""Workload, partitioning and switch-cache model of the FarReach rack.
+
+Key popularity
+--------------
+YCSB's *scrambled zipfian* (as FarReach's YCSB fork uses it): a rank ``v`` is
+drawn from YCSB's ``ZipfianGenerator`` over ``items = ITEM_COUNT + 1`` values
+(``ZipfianGenerator(0, ITEM_COUNT)``, ITEM_COUNT = 10^10, with the constant
+``ZETAN`` for theta = 0.99 and an explicit zeta sum otherwise), and the record
+is ``fnvhash64(v) % records``.
+
+**Which pmf.** YCSB's generator is Gray et al.'s approximation, not the true
+zipf pmf ``p(r) ∝ r^-θ``: ranks 0 and 1 get ``1/ζn`` and ``0.5^θ/ζn``, and a
+rank ``v >= 2`` gets ``G(v+1) - G(v)`` with ``G(x) = (x/items)^(1-θ) / η``.
+For θ = 0.99 over 10^10 items that puts ~3 % more mass on mid ranks than the
+true pmf (top-10^4 ranks: 0.368 vs 0.357). We model the distribution the
+generator *produces* (:func:`rank_pmf`), because that is what the load
+generator, the simulator (:func:`sample_records`) and the real YCSB traffic
+follow. A bonus: its CDF is closed form, so the tail mass is exact.
+
+Head / tail computation (no enumeration of 10^10 ranks)
+-------------------------------------------------------
+The first ``H = min(items, head)`` ranks (default ``head = 2**20``) are folded
+onto records exactly, so hot records, their masses and their servers are
+exact. The remaining mass ``T = 1 - F(H)`` (exact, closed form) is spread
+evenly over all records (tail ranks hash pseudo-randomly onto records), i.e.
+over servers in proportion to their record share.
+
+*Tolerance.* When ``H == items`` and ``records <= RECORD_ENUM_LIMIT`` the
+result is exact (float rounding only). Otherwise the only error is how the
+tail mass is spread. Treating FNV as a random hash, the tail landing on
+server ``i`` has standard deviation ``<= sqrt(S2 * f_i)`` with
+``S2 = Σ_{v>=H} p_v^2 <= c^2 (H^-2θ + ∫_H^items x^-2θ dx)``,
+``c = (1-θ) items^(θ-1) / η`` (as ``p_v <= c v^-θ``); when record shares are
+not enumerated (records > RECORD_ENUM_LIMIT, ideal-hash shares are used) the
+record-count imbalance adds ``T * sqrt(f_i / records)``. The cache picks
+the truly heaviest records, which favours records that caught more tail
+ranks than the average ``T/records``; that selection gain is at most
+``K' * 8 sqrt(S2 / records)`` (8-sigma per-record tail deviation). The
+result field ``tolerance`` = 6 sigma + that selection term; it bounds the
+absolute error of every share and of the hit ratio (tested against brute
+force). For the default (θ 0.99, 10^8 records, K = 10^4, H = 2^20) it is
+~5e-4. It is a random-hash bound, not a worst case: FNV is deterministic.
+
+Key layout and partitioning (docs/protocol.md)
+----------------------------------------------
+Record ``i`` -> 16-byte key: bytes 0..7 = ``fnvhash64(i)`` big-endian, bytes
+8..15 = ``i`` big-endian. Range: ``server = top32 * N >> 31``. Hash:
+``crc32(key) % buckets * N // buckets``.
+
+YCSB's fnvhash64 ends in ``Math.abs``, so the top bit of ``hi`` is always 0:
+the populated key space is [0, 2^31) and range partitioning splits that
+(FarReach's own split over the full 16-bit range would leave the upper half
+of the servers idle).
+
+Cache
+-----
+The switch caches the ``round(cache_keys * cache_scale)`` most popular records
+(``cache_scale`` is a calibration knob: the cache behaves like a top-K' cache).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import InputError
+
+ITEM_COUNT = 10**10
+ZETAN = 26.46902820178302          # YCSB's zeta(10^10, 0.99)
+USED_ZIPFIAN_CONSTANT = 0.99
+DEFAULT_HEAD = 1 << 20             # exact ranks; ~0.3 s first computation
+RECORD_ENUM_LIMIT = 1 << 21        # enumerate per-record servers up to this
+DEFAULT_HOT_RECORDS = 10_000
+
+_FNV_BASIS = 0xCBF29CE484222325
+_FNV_PRIME = 1099511628211
+_M64 = (1 << 64) - 1
+
+
+# ---------------------------------------------------------------- hashing
+def fnvhash64(x: int) -> int:
+    """YCSB ``Utils.fnvhash64``: FNV-1a over the 8 bytes of ``x`` (low byte
+    first), then Java ``Math.abs`` of the signed result (so
+    ``-2**63`` stays negative, as in Java)."""
+    h = _FNV_BASIS
+    x &= _M64
+    for _ in range(8):
+        h = ((h ^ (x & 0xFF)) * _FNV_PRIME) & _M64
+        x >>= 8
+    if h >= 1 << 63:
+        h -= 1 << 64
+    return abs(h) if h != -(1 << 63) else h
+
+
+def fnvhash64_np(x) -> np.ndarray:
+    """Vectorized :func:`fnvhash64`; returns int64 (uint64 wraparound is the
+    Java long overflow)."""
+    x = np.asarray(x).astype(np.uint64)  # two's complement for negatives
+    h = np.full(x.shape, _FNV_BASIS, dtype=np.uint64)
+    prime = np.uint64(_FNV_PRIME)
+    mask, eight = np.uint64(0xFF), np.uint64(8)
+    for _ in range(8):
+        h ^= x & mask
+        h *= prime
+        x = x >> eight
+    s = h.view(np.int64)
+    # Java Math.abs: abs(MIN) == MIN; numpy's abs does the same wraparound.
+    return np.where(s < 0, -s, s)
+
+
+def _crc_table() -> np.ndarray:
+    t = np.arange(256, dtype=np.uint32)
+    for _ in range(8):
+        t = np.where(t & 1, (t >> 1) ^ np.uint32(0xEDB88320), t >> 1).astype(np.uint32)
+    return t
+
+
+_CRC_TABLE = _crc_table()
+
+
+def crc32_rows(keys: np.ndarray) -> np.ndarray:
+    """zlib.crc32 of each row of a (n, L) uint8 array, vectorized."""
+    c = np.full(keys.shape[0], 0xFFFFFFFF, dtype=np.uint32)
+    for j in range(keys.shape[1]):
+        c = _CRC_TABLE[(c ^ keys[:, j]) & 0xFF] ^ (c >> np.uint32(8))
+    return c ^ np.uint32(0xFFFFFFFF)
+
+
+def record_key(i: int) -> bytes:
+    """The 16-byte key of record ``i`` (docs/protocol.md)."""
+    return (fnvhash64(i) & _M64).to_bytes(8, "big") + (i & _M64).to_bytes(8, "big")
+
+
+def record_keys_np(recs: np.ndarray) -> np.ndarray:
+    """Keys of many records as an (n, 16) uint8 array."""
+    recs = np.asarray(recs, dtype=np.int64)
+    both = np.stack([fnvhash64_np(recs), recs], axis=1).astype(">u8")
+    return both.view(np.uint8).reshape(len(recs), 16)
+
+
+def range_server(top32, n: int):
+    """Range partitioning of the top 32 key bits (scalar or array) over [0, 2^31)."""
+    s = (np.asarray(top32, dtype=np.uint64) * np.uint64(n)) >> np.uint64(31)
+    return np.minimum(s, np.uint64(n - 1))
+
+
+def key_server(key: bytes, n: int, partition: str, hash_buckets: int = 32768) -> int:
+    """Scalar reference of both partition functions, straight from the spec."""
+    if partition == "range":
+        return min(n - 1, (int.from_bytes(key[:4], "big") * n) >> 31)
+    if partition == "hash":
+        return (zlib.crc32(key) % hash_buckets) * n // hash_buckets
+    raise InputError(f"unknown partition {partition!r}; allowed: range, hash",
+                     field="switch.partition")
+
+
+# ------------------------------------------------------- YCSB zipfian pmf
+def zeta(n: int, theta: float) -> float:
+    """Σ_{k=1..n} k^-θ: exact below 10^6 terms, Euler–Maclaurin beyond
+    (error < 1e-13 relative: next term ~ θ(θ+1)(θ+2) 10^-6^(θ+3)/720)."""
+    m = min(n, 10**6)
+    s = float(np.sum(np.arange(1, m + 1, dtype=np.float64) ** -theta))
+    if n > m:
+        a, b = m + 1, n
+        f = lambda x: x ** -theta  # noqa: E731
+        fp = lambda x: -theta * x ** (-theta - 1)  # noqa: E731
+        integ = math.log(b / a) if theta == 1 else (b ** (1 - theta) - a ** (1 - theta)) / (1 - theta)
+        s += integ + (f(a) + f(b)) / 2 + (fp(b) - fp(a)) / 12
+    return s
+
+
+@dataclass(frozen=True)
+class ZipfParams:
+    """YCSB ZipfianGenerator constants for ``items`` values, ranks 0..items-1."""
+    items: int
+    theta: float
+    zetan: float
+    eta: float
+    alpha: float
+
+    @classmethod
+    @functools.lru_cache(maxsize=64)
+    def make(cls, theta: float, items: int | None = None) -> "ZipfParams":
+        if items is None:
+            items = ITEM_COUNT + 1  # ZipfianGenerator(0, ITEM_COUNT): inclusive
+            zetan = ZETAN if theta == USED_ZIPFIAN_CONSTANT else zeta(items, theta)
+        else:
+            zetan = zeta(items, theta)
+        if items < 3:
+            raise InputError("zipf needs at least 3 items", field="workload.items")
+        zeta2 = 1.0 + 0.5 ** theta
+        eta = (1 - (2.0 / items) ** (1 - theta)) / (1 - zeta2 / zetan)
+        return cls(items, theta, zetan, eta, 1.0 / (1.0 - theta))
+
+    def cdf(self, x):
+        """P(rank < x) for x >= 2 (vectorized)."""
+        x = np.asarray(x, dtype=np.float64)
+        return 1.0 - (1.0 - (x / self.items) ** (1 - self.theta)) / self.eta
+
+
+def rank_pmf(params: ZipfParams, h: int) -> np.ndarray:
+    """Probabilities of ranks 0..h-1 as YCSB's generator produces them."""
+    h = min(h, params.items)
+    p = np.empty(h)
+    p[:2] = [1 / params.zetan, 0.5 ** params.theta / params.zetan][:h]
+    if h > 2:
+        # G(v+1) - G(v) computed as a difference of powers scaled once.
+        g = (np.arange(2, h + 1, dtype=np.float64) / params.items) ** (1 - params.theta)
+        p[2:] = np.diff(g) / params.eta
+    if h == params.items:
+        p[-1] += 1.0 - params.cdf(h)  # u -> 1 rounding slack (~0)
+    return p
+
+
+def sample_records(n: int, records: int, theta: float, rng: np.random.Generator,
+                   distribution: str = "zipf", items: int | None = None) -> np.ndarray:
+    """Draw ``n`` record numbers exactly as YCSB does (Gray et al. algorithm
+    for zipf, then fnvhash64 mod records; uniform; sequential from 0)."""
+    if distribution == "uniform":
+        return rng.integers(0, records, size=n)
+    if distribution == "sequential":
+        return np.arange(n, dtype=np.int64) % records
+    if distribution != "zipf":
+        raise InputError(f"unknown distribution {distribution!r}", field="workload.distribution")
+    zp = ZipfParams.make(theta, items)
+    u = rng.random(n)
+    uz = u * zp.zetan
+    with np.errstate(over="ignore"):
+        v = np.floor(zp.items * np.power(zp.eta * u - zp.eta + 1, zp.alpha))
+    v = np.where(uz < 1.0, 0, np.where(uz < 1.0 + 0.5 ** theta, 1, v)).astype(np.int64)
+    return fnvhash64_np(v) % records
+
+
+# --------------------------------------------------------- folded head
+@dataclass(frozen=True)
+class _Fold:
+    recs: np.ndarray      # distinct head records, sorted by mass desc (ties: id)
+    mass: np.ndarray      # their head mass + T/records
+    top32: np.ndarray     # top 32 key bits per head record
+    crc: np.ndarray       # crc32 of the key per head record
+    tail: float           # T: exact mass of ranks >= H
+    s2: float             # bound on Σ_{v>=H} p_v^2
+    records: int
+
+
+@functools.lru_cache(maxsize=32)
+def _fold(records: int, theta: float, items: int | None, head: int) -> _Fold:
+    zp = ZipfParams.make(theta, items)
+    h = min(head, zp.items)
+    p = rank_pmf(zp, h)
+    tail = 0.0 if h == zp.items else float(1.0 - zp.cdf(h))
+    rec = fnvhash64_np(np.arange(h, dtype=np.int64)) % records
+    uniq, inv = np.unique(rec, return_inverse=True)
+    mass = np.bincount(inv, weights=p) + tail / records
+    order = np.lexsort((uniq, -mass))
+    uniq, mass = uniq[order], mass[order]
+    keys = record_keys_np(uniq)
+    top32 = (fnvhash64_np(uniq).astype(np.uint64) >> np.uint64(32))
+    s2 = 0.0
+    if tail > 0:
+        c = (1 - theta) * zp.items ** (theta - 1) / zp.eta
+        e = 1 - 2 * theta
+        integ = math.log(zp.items / h) if abs(e) < 1e-12 else (zp.items ** e - h ** e) / e
+        s2 = c * c * (h ** (-2 * theta) + integ)
+    return _Fold(uniq, mass, top32, crc32_rows(keys), tail, s2, records)
+
+
+@functools.lru_cache(maxsize=256)
+def record_fractions(records: int, servers: int, partition: str, hash_buckets: int) -> tuple:
+    """Fraction of all records on each server. Exact (enumerated) for
+    ``records <= RECORD_ENUM_LIMIT``; otherwise the ideal-hash value (top32
+    uniform on [0, 2^31) after Math.abs; crc32 uniform on [0, 2^32))."""
+    if records <= RECORD_ENUM_LIMIT:
+        srv = _servers_of(np.arange(records, dtype=np.int64), None, servers, partition, hash_buckets)
+        return tuple(np.bincount(srv, minlength=servers) / records), True
+    if partition == "range":
+        edges = [-((-i << 31) // servers) for i in range(servers + 1)]
+        cnt = np.diff(np.array(edges, dtype=np.float64))
+        return tuple(cnt / (1 << 31)), False
+    b = np.arange(hash_buckets)
+    per_bucket = (1 << 32) // hash_buckets + (b < (1 << 32) % hash_buckets)
+    cnt = np.bincount(b * servers // hash_buckets, weights=per_bucket, minlength=servers)
+    return tuple(cnt / float(1 << 32)), False
+
+
+def _servers_of(recs, fold_cols, n, partition, buckets):
+    if fold_cols is None:
+        top32 = fnvhash64_np(recs).astype(np.uint64) >> np.uint64(32)
+        crc = crc32_rows(record_keys_np(recs)) if partition == "hash" else None
+    else:
+        top32, crc = fold_cols
+    if partition == "range":
+        return range_server(top32, n).astype(np.int64)
+    if partition == "hash":
+        return ((crc % np.uint32(buckets)).astype(np.int64) * n) // buckets
+    raise InputError(f"unknown partition {partition!r}; allowed: range, hash",
+                     field="switch.partition")
+
+
+# ------------------------------------------------------------- result
+@dataclass(frozen=True)
+class WorkloadShares:
+    """Workload-determined load split, all as fractions of ALL requests.
+
+    - ``hit_ratio``: requests answered by the switch cache.
+    - ``shares`` / ``shares_nocache``: per-server fraction with / without the
+      cache (sum to ``1 - hit_ratio`` / 1).
+    - ``normalized_x``: max(shares_nocache) / max(shares) (DOMAIN.md).
+    - ``server_hot_fraction`` (per server, with the cache): fraction of that
+      server's requests that go to its ``hot_records`` most popular uncached
+      records; ``server_hot_fraction_nocache`` the same without the cache. A
+      skew measure for the storage model (memtable / block-cache hits): the
+      cache removes the head, so servers see flatter traffic.
+    - ``cached_keys``: effective cache size round(K * cache_scale).
+    - ``tail_mass``: mass of ranks beyond the exact head; ``tolerance``: the
+      absolute error bound on shares and hit ratio (module docstring).
+    """
+    hit_ratio: float
+    shares: np.ndarray
+    shares_nocache: np.ndarray
+    normalized_x: float
+    server_hot_fraction: np.ndarray
+    server_hot_fraction_nocache: np.ndarray
+    hot_records: int
+    cached_keys: int
+    tail_mass: float
+    tolerance: float
+
+    @property
+    def bottleneck(self) -> int:
+        return int(np.argmax(self.shares))
+
+
+def _validate(servers, partition, cache_keys, cache_scale, hash_buckets):
+    if not isinstance(servers, (int, np.integer)) or servers < 1:
+        raise InputError(f"servers must be a positive integer, got {servers!r}", field="servers.count")
+    if partition not in ("range", "hash"):
+        raise InputError(f"unknown partition {partition!r}; allowed: range, hash", field="switch.partition")
+    if cache_keys < 0:
+        raise InputError(f"cache_keys must be >= 0, got {cache_keys!r}", field="switch.cache_keys")
+    if not (cache_scale >= 0 and math.isfinite(cache_scale)):
+        raise InputError(f"cache_scale must be a finite number >= 0, got {cache_scale!r}",
+                         field="cache_scale")
+    if hash_buckets < 1:
+        raise InputError(f"hash_buckets must be >= 1, got {hash_buckets!r}", field="switch.hash_buckets")
+
+
+def shares(workload, servers: int, partition: str, cache_keys: int, cache_on: bool,
+           cache_scale: float = 1.0, hash_buckets: int = 32768, *,
+           hot_colocation: float = 0.0,
+           hot_records: int = DEFAULT_HOT_RECORDS, items: int | None = None,
+           head: int = DEFAULT_HEAD) -> WorkloadShares:
+    """Per-server shares, hit ratio and normalized throughput for a
+    :class:`model.scenario.Workload` (uses ``distribution``, ``zipf_theta``,
+    ``records``). ``items`` overrides YCSB's zipf item count (tests use small
+    ones); ``head`` is the number of exactly folded ranks.
+
+    ``hot_colocation`` (placement, 0..1) is the fraction of the mass of the
+    hot set (the records a cache of this size would hold) that lives on the
+    partition of the hottest record instead of where the key hash puts it.
+    It expresses key layouts whose hot keys are contiguous in key space, so
+    range partitioning gives them to one server; FarReach's reference runs
+    show that (one of 4 NoCache servers takes about 68 % of requests).
+    The cached shares do not change: the cache absorbs the hot set wherever
+    it lives."""
+    _validate(servers, partition, cache_keys, cache_scale, hash_buckets)
+    if not 0.0 <= hot_colocation <= 1.0:
+        raise InputError(f"hot_colocation must be within [0, 1], got {hot_colocation!r}",
+                         field="hot_colocation")
+    kh = min(int(round(cache_keys * cache_scale)), int(workload.records))
+    k = kh if cache_on else 0
+    return _shares(workload.distribution, float(workload.zipf_theta), int(workload.records),
+                   int(servers), partition, k, int(hash_buckets),
+                   int(hot_records), items, int(head), kh, float(hot_colocation))
+
+
+@functools.lru_cache(maxsize=512)
+def _shares(dist, theta, records, n, partition, k, buckets, hot, items, head,
+            kh=0, colocation=0.0):
+    frac, exact_recs = record_fractions(records, n, partition, buckets)
+    frac = np.array(frac)
+    if dist in ("uniform", "sequential"):
+        # Every record equally likely; a top-K cache holds K arbitrary records,
+        # spread over servers like all records. (Sequential over a run shorter
+        # than the key space touches fewer records; not modelled.)
+        hit = k / records
+        nocache = frac.copy()
+        cached = frac * (1 - hit)
+        per_srv = np.maximum(frac * records, 1.0)
+        hot_nc = np.minimum(1.0, hot / per_srv)
+        hot_c = np.minimum(1.0, hot / np.maximum(per_srv * (1 - hit), 1.0))
+        return _result(hit, cached, nocache, hot_c, hot_nc, hot, k, 0.0, 0.0)
+    if dist != "zipf":
+        raise InputError(f"unknown distribution {dist!r}", field="workload.distribution")
+
+    f = _fold(records, theta, items, head)
+    per_rec_tail = f.tail / records
+    srv = _servers_of(None, (f.top32, f.crc), n, partition, buckets)
+    head_mass_srv = np.bincount(srv, weights=f.mass - per_rec_tail, minlength=n)
+    head_cnt_srv = np.bincount(srv, minlength=n)
+    nocache = head_mass_srv + f.tail * frac
+
+    d = len(f.recs)
+    if colocation > 0 and kh > 0:
+        # Move that part of the hot set's mass to the hottest record's server.
+        hot_srv = np.bincount(srv[:min(kh, d)], weights=f.mass[:min(kh, d)], minlength=n)
+        moved = colocation * hot_srv
+        nocache = nocache - moved
+        nocache[srv[0]] += moved.sum()
+        colo = (colocation, srv[0])
+    else:
+        colo = None
+    kc = min(k, d)
+    removed = np.bincount(srv[:kc], weights=f.mass[:kc], minlength=n)
+    if colo is not None and kc > 0:
+        c, target = colo
+        hot_removed = removed.copy()
+        removed = removed - c * hot_removed
+        removed[target] += c * hot_removed.sum()
+    extra = k - kc  # cache slots beyond the distinct head records
+    nonhead_cnt = np.maximum(frac * records - head_cnt_srv, 0.0)
+    if extra > 0 and nonhead_cnt.sum() > 0:
+        removed += extra * per_rec_tail * nonhead_cnt / nonhead_cnt.sum()
+    hit = float(removed.sum())
+    cached = np.maximum(nocache - removed, 0.0)
+
+    hot_nc = _hot_fraction(srv, f.mass, np.zeros(d, bool), nocache, hot, per_rec_tail, n)
+    is_cached = np.zeros(d, bool)
+    is_cached[:kc] = True
+    hot_c = _hot_fraction(srv, f.mass, is_cached, cached, hot, per_rec_tail, n)
+
+    sigma = math.sqrt(f.s2 * frac.max())
+    if not exact_recs:
+        sigma += f.tail * math.sqrt(frac.max() / records)
+    # The cache picks the truly heaviest records, which favours records that
+    # caught more tail ranks than average: bound that selection gain by an
+    # 8-sigma per-record tail deviation for each cached record.
+    tol = 6 * sigma + 8 * k * math.sqrt(f.s2 / records) + 1e-12
+    return _result(hit, cached, nocache, hot_c, hot_nc, hot, k, f.tail, tol)
+
+
+def _hot_fraction(srv, mass, excluded, load, hot, per_rec_tail, n):
+    """Share of each server's load on its ``hot`` heaviest non-excluded records."""
+    keep = ~excluded
+    s, m = srv[keep], mass[keep]          # already sorted by mass desc
+    order = np.argsort(s, kind="stable")  # group by server, mass order kept
+    s, m = s[order], m[order]
+    starts = np.searchsorted(s, np.arange(n))
+    pos = np.arange(len(s)) - starts[s]
+    top = np.bincount(s[pos < hot], weights=m[pos < hot], minlength=n).astype(float)
+    cnt = np.bincount(s, minlength=n)
+    top += np.maximum(hot - cnt, 0) * per_rec_tail  # fill with tail records
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(load > 0, top / load, 0.0)
+    return np.minimum(out, 1.0)
+
+
+def _result(hit, cached, nocache, hot_c, hot_nc, hot, k, tail, tol):
+    mc = cached.max()
+    norm = float(nocache.max() / mc) if mc > 0 else math.inf
+    for a in (cached, nocache, hot_c, hot_nc):
+        a.setflags(write=False)  # results are shared through the lru_cache
+    return WorkloadShares(float(hit), cached, nocache, norm, hot_c, hot_nc, hot, k,
+                          float(tail), float(tol))

@@ -1,0 +1,93 @@
+"""Batch prediction over a runs CSV (DESIGN.md section 3).
+
+Reads any CSV with the columns of one of the reference kinds, infers the
+kind from the header, and writes every input row with all its input columns
+plus ``pred_<column>`` for each measured column the kind can predict. Bad
+input raises :class:`~model.errors.InputError` naming file, line and column.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+from model.errors import InputError
+from model.profile import Profile
+from model.runs import RunKind, detect
+
+
+def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
+    path = str(path)
+    try:
+        with open(path, newline="") as fh:
+            reader = csv.reader(fh)
+            try:
+                header = next(reader)
+            except StopIteration:
+                raise InputError("empty file: expected a CSV header", source=path, line=1) from None
+            header = [h.strip() for h in header]
+            if len(set(header)) != len(header):
+                dup = sorted({h for h in header if header.count(h) > 1})
+                raise InputError(f"duplicate columns: {', '.join(dup)}", source=path, line=1)
+            rows = []
+            for lineno, values in enumerate(reader, start=2):
+                if not values or all(not v.strip() for v in values):
+                    continue
+                if len(values) != len(header):
+                    raise InputError(f"expected {len(header)} fields as in the header, got {len(values)}",
+                                     source=path, line=lineno)
+                row = dict(zip(header, values))
+                row["__line__"] = str(lineno)
+                rows.append(row)
+    except FileNotFoundError:
+        raise InputError("file not found", source=path) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not a text CSV file ({exc.reason})", source=path) from None
+    return header, rows
+
+
+def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
+                 source: str, progress: bool = False) -> Iterator[dict[str, Any]]:
+    it = rows
+    if progress and len(rows) > 20:
+        from tqdm import tqdm
+        it = tqdm(rows, desc=f"predicting {kind.name}", unit="row")
+    for row in it:
+        line = int(row["__line__"])
+        try:
+            preds = kind.predict_row(row, profile)
+        except InputError as exc:
+            raise exc.located(source=source, line=line) from None
+        yield preds
+
+
+def format_value(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return ""
+    if isinstance(v, float):
+        return f"{v:.6g}"
+    return str(v)
+
+
+def run_batch(runs: str, out: str, profile: Profile | None = None,
+              progress: bool = True) -> tuple[RunKind, int]:
+    header, rows = read_runs(runs)
+    kind = detect(header, source=runs)
+    profile = profile or Profile.load(kind.profile)
+    pred_cols: list[str] = []
+    results = []
+    for preds in predict_rows(kind, rows, profile, runs, progress):
+        for k in preds:
+            if k not in pred_cols and k not in header:
+                pred_cols.append(k)
+        results.append(preds)
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(header + pred_cols)
+        for row, preds in zip(rows, results):
+            w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols])
+    return kind, len(rows)

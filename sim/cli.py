@@ -1,0 +1,174 @@
+"""Command line: ``python -m sim predict`` and ``python -m sim simulate``.
+
+Bad input (scenario keys, --set values, profiles, runs CSVs) prints one
+message naming the file, line and field, and exits with code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import Any
+
+from model.errors import InputError
+from model.prediction import Prediction
+from model.profile import Profile
+from model.scenario import Scenario
+
+DEFAULT_PROFILE = "tofino-testbed"
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scenario", metavar="FILE.toml",
+                   help="scenario TOML (default: the embedded FarReach rack)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a scenario key, e.g. servers=32 or storage.memtable_mb=16")
+    p.add_argument("--profile", metavar="NAME|FILE.toml",
+                   help=f"calibrated profile (default: embedded {DEFAULT_PROFILE!r})")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--html", metavar="OUT.html", help="also write an HTML report")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m sim",
+                                 description="Predict key-value rack performance.")
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("predict", help="analytic prediction (or --engine sim)")
+    _common(p)
+    p.add_argument("--engine", choices=("analytic", "sim"), default="analytic")
+    p.add_argument("--runs", metavar="RUNS.csv", help="batch: predict every row of a runs CSV")
+    p.add_argument("--out", metavar="OUT.csv", help="batch output CSV (with --runs)")
+    p.add_argument("--seconds", type=float, default=10.0, help="simulated seconds (--engine sim)")
+    p.add_argument("--seed", type=int, default=1, help="random seed (--engine sim)")
+    s = sub.add_parser("simulate", help="discrete-event simulation with a per-second timeline")
+    _common(s)
+    s.add_argument("--seconds", type=float, default=10.0, help="simulated seconds")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--timeline", metavar="OUT.csv", help="write the per-second timeline")
+    s.add_argument("--sim-engine", choices=("fast", "simpy"), default="fast",
+                   help="compiled engine (default) or the SimPy reference engine")
+    return ap
+
+
+def load_inputs(args) -> tuple[Scenario, Profile]:
+    sc = Scenario.from_toml(args.scenario) if args.scenario else Scenario.default()
+    sc = sc.with_overrides(args.sets)
+    profile = Profile.load(args.profile or DEFAULT_PROFILE)
+    return sc, profile
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "predict":
+            return _predict(args)
+        return _simulate(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def _predict(args) -> int:
+    if args.runs or args.out:
+        if not (args.runs and args.out):
+            raise InputError("--runs and --out go together", field="--out" if args.runs else "--runs")
+        if args.sets or args.scenario:
+            raise InputError("--runs takes each row's configuration; drop --scenario/--set",
+                             field="--runs")
+        from .batch import run_batch
+        profile = Profile.load(args.profile) if args.profile else None
+        kind, n = run_batch(args.runs, args.out, profile)
+        print(f"predicted {n} rows of kind {kind.name} -> {args.out}", file=sys.stderr)
+        return 0
+    sc, profile = load_inputs(args)
+    if args.engine == "sim":
+        from .run import simulate
+        pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed)
+    else:
+        from model.predict import predict
+        pred = predict(sc, profile)
+    _emit(pred, sc, profile, args)
+    return 0
+
+
+def _simulate(args) -> int:
+    sc, profile = load_inputs(args)
+    from .run import simulate, write_timeline
+    pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
+                    engine=args.sim_engine, progress=not args.json)
+    if args.timeline:
+        write_timeline(pred, args.timeline)
+    _emit(pred, sc, profile, args)
+    return 0
+
+
+def prediction_json(pred: Prediction) -> dict[str, Any]:
+    """The machine-readable contract of DESIGN.md section 3 (non-finite -> null)."""
+    d = pred.to_dict()
+    return _finite(d)
+
+
+def _finite(x):
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_finite(v) for v in x]
+    if hasattr(x, "tolist"):
+        return _finite(x.tolist())
+    return x
+
+
+def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
+    if args.html:
+        from reports import write_prediction_report
+        write_prediction_report(prediction_json(pred), sc.to_dict(), _profile_dict(profile),
+                                args.html)
+    if args.json:
+        print(json.dumps(prediction_json(pred), indent=1))
+    else:
+        print(format_table(pred, sc, profile))
+    if args.html:
+        print(f"report written to {args.html}", file=sys.stderr)
+
+
+def _profile_dict(profile: Profile) -> dict[str, Any]:
+    return {"name": profile.name, "meta": dict(profile.meta),
+            "params": {k: {"value": p.value, "unit": p.unit, "source": p.source,
+                           "stderr": p.stderr} for k, p in profile.params.items()}}
+
+
+def _us(v: float) -> str:
+    return f"{v:,.2f} us" if math.isfinite(v) else "idle (no requests)"
+
+
+def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
+    lines = [
+        f"scenario '{sc.name}': {sc.servers.count} servers, {sc.clients.threads} client threads, "
+        f"cache {'on' if sc.switch.cache else 'off'} ({sc.switch.cache_keys:,} keys), "
+        f"{sc.workload.distribution} workload",
+        f"engine {pred.engine}, profile '{profile.name}'",
+        "",
+        f"  throughput           {pred.throughput_mops:.4f} MOPS",
+        f"  cache hit ratio      {100 * pred.cache_hit_ratio:.1f} %",
+        f"  normalized thrpt     {pred.normalized_x:.3f} x over NoCache",
+        f"  client send          {_us(pred.client.send_us)}",
+        f"  client latency       {_us(pred.client.latency_us)}",
+        f"  packet loss          {pred.pktloss:,.0f} packets/run",
+        f"  false positives      {pred.false_pos:,.0f} packets/run",
+        f"  write stall          {100 * pred.stall_fraction:.1f} % of time",
+        f"  bottleneck           {pred.bottleneck}",
+        "",
+        f"  {'server':>6}  {'share %':>8}  {'nocache %':>9}  {'util %':>7}  {'wait us':>10}  {'process us':>10}",
+    ]
+    for i, s in enumerate(pred.servers):
+        wait = f"{s.wait_us:10.2f}" if math.isfinite(s.wait_us) else f"{'idle':>10}"
+        lines.append(f"  {i:>6}  {100 * s.share:8.2f}  {100 * s.share_nocache:9.2f}  "
+                     f"{100 * s.utilization:7.1f}  {wait}  {s.process_us:10.2f}")
+    return "\n".join(lines)

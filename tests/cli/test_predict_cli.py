@@ -1,0 +1,101 @@
+"""`python -m sim predict` as a user runs it: table, JSON contract, errors, batch."""
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "data"
+
+
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def run(*args, check=True):
+    p = subprocess.run([sys.executable, "-m", "sim", *args], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    if check:
+        assert p.returncode == 0, p.stderr
+    return p
+
+
+def test_default_prediction_table_has_units():
+    out = run("predict").stdout
+    for unit in ("MOPS", " us", " %", "packets/run", "x over NoCache"):
+        assert unit in out
+    assert "bottleneck" in out
+    # one row per server of the default 16-server rack
+    rows = [l for l in out.splitlines() if l.strip()[:2].strip().isdigit() and len(l.split()) == 6]
+    assert len(rows) == 16
+
+
+def test_json_contract():
+    d = json.loads(run("predict", "--json", "--set", "servers=4").stdout)
+    for key in ("throughput_mops", "cache_hit_ratio", "normalized_x", "bottleneck",
+                "servers", "client", "pktloss", "false_pos"):
+        assert key in d
+    assert len(d["servers"]) == 4
+    assert set(d["servers"][0]) >= {"share", "utilization", "wait_us", "process_us"}
+    assert set(d["client"]) == {"send_us", "latency_us"}
+    assert d["throughput_mops"] > 0 and 0 < d["cache_hit_ratio"] < 1
+    assert abs(sum(s["share"] for s in d["servers"]) - (1 - d["cache_hit_ratio"])) < 1e-6
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--set", "servers=0"], "servers.count"),
+    (["--set", "storage.colour=red"], "storage.colour"),
+    (["--profile", "no-such-profile"], "no-such-profile"),
+    (["--scenario", "missing.toml"], "missing.toml"),
+])
+def test_bad_input_exit_2_without_traceback(args, words):
+    p = run("predict", *args, check=False)
+    assert p.returncode == 2
+    assert words in p.stderr and "Traceback" not in p.stderr
+
+
+def test_batch_keeps_every_input_column_and_row(tmp_path):
+    out = tmp_path / "p.csv"
+    run("predict", "--runs", str(DATA / "farreach_runs.csv"), "--out", str(out))
+    src, got = read_csv(DATA / "farreach_runs.csv"), read_csv(out)
+    assert len(got) == len(src)
+    for a, b in zip(src, got):
+        for k, v in a.items():
+            assert b[k] == v
+    for col in ("pred_mops", "pred_wait_us", "pred_process_us", "pred_send_us",
+                "pred_normalized_x", "pred_runtime_x", "pred_pktloss", "pred_false_pos"):
+        assert col in got[0]
+    per_server = [r for r in got if r["wait_stat"] == "per-server"]
+    assert per_server and all(len(r["pred_wait_us"].split("|")) == int(r["servers"]) for r in per_server)
+    assert all(float(r["pred_mops"]) > 0 for r in got)
+
+
+def test_batch_tuning_kind(tmp_path):
+    out = tmp_path / "t.csv"
+    run("predict", "--runs", str(DATA / "farreach_tuning.csv"), "--out", str(out))
+    got = read_csv(out)
+    assert len(got) == 4 and all(float(r["pred_mops"]) > 0 for r in got)
+
+
+def test_batch_bad_cell_names_file_line_column(tmp_path):
+    rows = (DATA / "farreach_runs.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    cells = rows[3].split(",")
+    cells[header.index("servers")] = "four"
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join([rows[0], rows[1], rows[2], ",".join(cells)]) + "\n")
+    p = run("predict", "--runs", str(bad), "--out", str(tmp_path / "o.csv"), check=False)
+    assert p.returncode == 2 and "Traceback" not in p.stderr
+    assert "bad.csv" in p.stderr and "line 4" in p.stderr and "servers" in p.stderr
+
+
+def test_batch_unknown_header(tmp_path):
+    bad = tmp_path / "x.csv"
+    bad.write_text("a,b\n1,2\n")
+    p = run("predict", "--runs", str(bad), "--out", str(tmp_path / "o.csv"), check=False)
+    assert p.returncode == 2 and "x.csv" in p.stderr and "line 1" in p.stderr
