@@ -1,0 +1,67 @@
+"""Benchmark: time to build (and optionally load in Chromium) sweep reports.
+
+    python benchmarks/bench_reports.py [--rows 100 500 2000] [--browser] [--out DIR]
+
+Prints, per size: rows, build time (s), file size (MB) and, with
+``--browser``, load-and-draw time in headless Chromium (s) and the check
+verdict. The synthetic sweep is a system × servers × clients × memtable_mb ×
+flushnum grid with pred_mops / pred_wait_us / pred_process_us columns and a
+measured mops in every fifth row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import reports  # noqa: E402
+
+
+def sweep(n: int, seed: int = 1) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    grid = itertools.product((1, 2, 4, 8, 16, 32, 64), (32, 64, 128, 256, 512, 1024, 2048),
+                             (4, 16, 64, 256, 1024), (1, 2, 3, 4), ("farreach", "nocache"))
+    for servers, clients, mem, flush, system in itertools.islice(grid, n):
+        gain = 2.0 if system == "farreach" else 1.0
+        mops = min(clients / (40 + clients * 0.01), servers * 0.03 * gain) * (1 - 0.2 / mem)
+        rows.append({"id": f"S{len(rows) + 1:04d}", "system": system, "servers": servers,
+                     "clients": clients, "memtable_mb": mem, "flushnum": flush,
+                     "maxnum": flush + 1, "pred_mops": mops,
+                     "pred_wait_us": 2 + 100 / clients, "pred_process_us": 30 + 10 / mem,
+                     "mops": mops * rng.uniform(0.9, 1.1) if len(rows) % 5 == 0 else None})
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, nargs="+", default=[100, 500, 2000])
+    ap.add_argument("--browser", action="store_true", help="also load each report in Chromium")
+    ap.add_argument("--out", default=None, help="directory for the reports (default: a temp dir)")
+    args = ap.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="bench-reports-"))
+    print(f"{'rows':>6} {'build (s)':>10} {'size (MB)':>10} {'load+draw (s)':>14}  verdict")
+    for n in args.rows:
+        rows = sweep(n)
+        t0 = time.perf_counter()
+        path = reports.write_sweep_report(rows, out / f"sweep-{n}.html", title=f"{n}-row sweep")
+        build = time.perf_counter() - t0
+        load, verdict = "", ""
+        if args.browser:
+            from reports.browser import check_report
+            res = check_report(path, screenshot=path.with_suffix(".png"))
+            load, verdict = f"{res.load_s:.2f}", "OK" if res.ok else "FAILED"
+        print(f"{len(rows):>6} {build:>10.3f} {path.stat().st_size / 1e6:>10.2f} {load:>14}  {verdict}")
+    print(f"reports in {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""HTML reports: predictions, sweeps, validations and simulator timelines.
+
+One call writes one self-contained HTML file (plotly.js, CSS and data
+inlined; it opens offline and makes no network request)::
+
+    import reports
+    reports.write_prediction_report(pred.to_dict(), scenario.to_dict(), profile_dict, "p.html")
+    reports.write_sweep_report(rows, "sweep.html", title="memtable sweep")
+    reports.write_validation_report(rows, "val.html", title="holdout")
+    reports.write_timeline_report(timeline_rows, pred.to_dict(), "run.html")
+    reports.build_report("all.html", prediction=..., sweep=..., validation=..., timeline=...)
+
+Inputs are plain data: a ``Prediction.to_dict()``, a ``Scenario.to_dict()``,
+a profile as ``{"name", "meta", "params": {k: {value, unit, source, stderr}}}``
+(:func:`profile_dict` converts a :class:`model.profile.Profile`), and rows
+as ``list[dict]`` keyed by CSV column (numbers as numbers, empty as None).
+Bad input raises :class:`model.errors.InputError`.
+
+From the shell: ``python -m reports build --out report.html --sweep s.csv ...``
+and ``python -m reports check report.html`` (headless Chromium check); see
+:mod:`reports.cli`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .page import (build_report, write_prediction_report, write_sweep_report,
+                   write_timeline_report, write_validation_report)
+
+__all__ = ["build_report", "write_prediction_report", "write_sweep_report",
+           "write_validation_report", "write_timeline_report", "profile_dict"]
+
+
+def profile_dict(profile: Any) -> dict[str, Any]:
+    """A :class:`model.profile.Profile` as the plain dict the reports take."""
+    return {"name": profile.name, "meta": dict(profile.meta),
+            "params": {k: {"value": p.value, "unit": p.unit, "source": p.source,
+                           "stderr": p.stderr} for k, p in profile.params.items()}}

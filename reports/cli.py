@@ -1,0 +1,113 @@
+"""Command line: ``python -m reports build`` and ``python -m reports check``.
+
+``build`` writes one self-contained HTML page from any mix of inputs::
+
+    python -m reports build --out report.html \\
+        --prediction pred.json      # Prediction.to_dict(), or {"prediction", "scenario", "profile"}
+        --sweep sweep.csv           # batch-prediction CSV: inputs, measured, pred_* columns
+        --validation val.csv        # rows with <col> and pred_<col>; errors are computed
+        --timeline timeline.csv     # t_s, throughput_mops, stalled_frac, pktloss, false_pos,
+                                    # wait_us_<i>, process_us_<i>
+        [--scenario rack.toml] [--profile NAME|profile.toml] [--title TEXT]
+
+``check`` opens a report in headless Chromium and fails (exit 1) on console
+errors, undrawn plots, a blank screenshot or any non-file/data request::
+
+    python -m reports check report.html [--screenshot shot.png] [--chromium PATH]
+
+Exit codes: 0 success; 1 a check failed; 2 bad input (the message names the
+file, line and column; no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from model.errors import InputError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m reports",
+                                description="Self-contained HTML reports for kvperf.")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="write an HTML report")
+    b.add_argument("--out", required=True, help="HTML file to write")
+    b.add_argument("--prediction", help="Prediction JSON (optionally with scenario and profile)")
+    b.add_argument("--sweep", help="batch-prediction CSV")
+    b.add_argument("--validation", help="CSV with measured <col> and pred_<col> columns")
+    b.add_argument("--timeline", help="simulator per-second timeline CSV")
+    b.add_argument("--scenario", help="scenario TOML shown with its units (overrides the JSON's)")
+    b.add_argument("--profile", help="profile name or TOML shown with provenance")
+    b.add_argument("--title", help="page title")
+    c = sub.add_parser("check", help="open a report in headless Chromium and check it")
+    c.add_argument("report", help="HTML file")
+    c.add_argument("--screenshot", help="PNG to write (default: next to the report)")
+    c.add_argument("--chromium", help="browser binary (default: $CHROMIUM or /usr/bin/chromium)")
+    c.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (default 60)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.cmd == "build":
+            return _build(args)
+        return _check(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _build(args) -> int:
+    from . import inputs, profile_dict
+    from .page import build_report
+
+    if not any((args.prediction, args.sweep, args.validation, args.timeline)):
+        raise InputError("give at least one of --prediction, --sweep, --validation, --timeline")
+    t0 = time.perf_counter()
+    pred = scen = prof = None
+    used = []
+    if args.prediction:
+        pred, scen, prof = inputs.read_prediction(args.prediction)
+        used.append(Path(args.prediction).name)
+    if args.scenario:
+        from model.scenario import Scenario
+        scen = Scenario.from_toml(args.scenario).to_dict()
+        used.append(Path(args.scenario).name)
+    if args.profile:
+        from model.profile import Profile
+        prof = profile_dict(Profile.load(args.profile))
+        used.append(Path(args.profile).name)
+    sweep = inputs.read_sweep(args.sweep) if args.sweep else None
+    val = inputs.read_validation(args.validation) if args.validation else None
+    tl = inputs.read_timeline(args.timeline) if args.timeline else None
+    used += [Path(f).name for f in (args.sweep, args.validation, args.timeline) if f]
+    title = args.title or ("kvperf report: " + ", ".join(used))
+    out = build_report(args.out, prediction=pred, scenario=scen, profile=prof, sweep=sweep,
+                       validation=val, timeline=tl, title=title, inputs=used)
+    size = out.stat().st_size
+    print(f"wrote {out} ({size / 1e6:.1f} MB) in {time.perf_counter() - t0:.2f} s")
+    return 0
+
+
+def _check(args) -> int:
+    from .browser import BrowserError, check_report, find_chromium
+
+    path = Path(args.report)
+    if not path.is_file():
+        raise InputError("report not found", source=str(path))
+    exe = args.chromium or find_chromium()
+    if exe is None:
+        print("error: no Chromium found (set $CHROMIUM or install chromium)", file=sys.stderr)
+        return 1
+    shot = Path(args.screenshot) if args.screenshot else path.with_suffix(".png")
+    try:
+        res = check_report(path, screenshot=shot, chromium=exe, timeout=args.timeout)
+    except BrowserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(res.summary())
+    return 0 if res.ok else 1

@@ -1,0 +1,335 @@
+"""Plotly figures as plain ``{"data": [...], "layout": {...}}`` dictionaries.
+
+Figures are built as JSON-ready dicts rather than ``plotly.graph_objects``
+so a 500-row sweep costs milliseconds, and they are drawn by the plotly.js
+that :mod:`reports.page` embeds once per page. Every axis title carries a
+unit. Strings that come from the user (row ids, system names, series labels)
+pass through :func:`ptext`, because plotly interprets a small HTML subset
+in SVG text: ``<b>`` would be bold, so ``<script>`` is shown as text.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Sequence
+
+from . import analysis as A
+from .units import label, nice_name, unit_for
+
+PALETTE = ["#2b6cb0", "#dd6b20", "#2f855a", "#c53030", "#6b46c1", "#b7791f",
+           "#0987a0", "#d53f8c", "#4a5568", "#718096"]
+WAIT_COLOR, PROCESS_COLOR, BOTTLENECK_COLOR = "#90cdf4", "#2b6cb0", "#c53030"
+
+
+def ptext(s: Any) -> str:
+    """A user string made literal for plotly's SVG text (entities, no tags)."""
+    return html.escape(str(s), quote=False)
+
+
+def layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
+    lay = {
+        "title": {"text": ptext(title), "x": 0.01, "xanchor": "left", "font": {"size": 15}},
+        "template": None,
+        "paper_bgcolor": "#ffffff", "plot_bgcolor": "#ffffff",
+        "font": {"family": "system-ui, -apple-system, Segoe UI, Roboto, sans-serif",
+                 "size": 12, "color": "#1a202c"},
+        "margin": {"l": 70, "r": 20, "t": 50, "b": 60},
+        "xaxis": _axis(xtitle), "yaxis": _axis(ytitle),
+        "legend": {"orientation": "h", "y": -0.22, "x": 0, "font": {"size": 11}},
+        "hovermode": "closest", "height": 380,
+    }
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(lay.get(k), dict):
+            lay[k] = {**lay[k], **v}
+        else:
+            lay[k] = v
+    return lay
+
+
+def _axis(title: str) -> dict:
+    return {"title": {"text": ptext(title)}, "gridcolor": "#e2e8f0", "zerolinecolor": "#cbd5e0",
+            "linecolor": "#a0aec0", "ticks": "outside", "automargin": True}
+
+
+# ---- prediction -------------------------------------------------------------
+
+def server_breakdown(pred: dict) -> dict:
+    """Stacked wait + process per server; the bottleneck server outlined in red."""
+    servers = pred["servers"]
+    names = [f"server {i}" for i in range(len(servers))]
+    b = A.bottleneck_index(pred.get("bottleneck", ""), len(servers))
+    line_w = [3 if i == b else 0 for i in range(len(servers))]
+    line_c = [BOTTLENECK_COLOR] * len(servers)
+    util = [s["utilization"] * 100 for s in servers]
+    share = [s["share"] * 100 for s in servers]
+    hover = ("%{x}: %{y:.4g} µs<br>utilisation %{customdata[0]:.1f} %"
+             "<br>share %{customdata[1]:.2f} %<extra>%{fullData.name}</extra>")
+    data = [
+        {"type": "bar", "name": "process (µs)", "x": names, "y": [s["process_us"] for s in servers],
+         "marker": {"color": PROCESS_COLOR, "line": {"width": line_w, "color": line_c}},
+         "customdata": list(zip(util, share)), "hovertemplate": hover},
+        {"type": "bar", "name": "wait (µs)", "x": names, "y": [s["wait_us"] for s in servers],
+         "marker": {"color": WAIT_COLOR, "line": {"width": line_w, "color": line_c}},
+         "customdata": list(zip(util, share)), "hovertemplate": hover},
+    ]
+    ann = []
+    if b is not None:
+        top = servers[b]["process_us"] + servers[b]["wait_us"]
+        ann.append({"x": names[b], "y": top, "text": "bottleneck", "showarrow": True,
+                    "arrowhead": 2, "ay": -30, "font": {"color": BOTTLENECK_COLOR, "size": 12}})
+    title = "Per-server time per request: process + wait"
+    lay = layout(title, "server (worker thread)", "time per request (µs)", barmode="stack",
+                 annotations=ann)
+    if len(servers) > 24:
+        lay["xaxis"]["tickangle"] = -60
+    return {"data": data, "layout": lay}
+
+
+def server_shares(pred: dict) -> dict:
+    servers = pred["servers"]
+    names = [f"server {i}" for i in range(len(servers))]
+    data = [
+        {"type": "bar", "name": "share with cache (%)", "x": names,
+         "y": [s["share"] * 100 for s in servers], "marker": {"color": PROCESS_COLOR},
+         "hovertemplate": "%{x}: %{y:.3g} %<extra>with cache</extra>"},
+        {"type": "bar", "name": "share without cache (%)", "x": names,
+         "y": [s.get("share_nocache", 0.0) * 100 for s in servers],
+         "marker": {"color": "#cbd5e0"},
+         "hovertemplate": "%{x}: %{y:.3g} %<extra>without cache</extra>"},
+        {"type": "scatter", "mode": "lines+markers", "name": "utilisation (%)", "x": names,
+         "y": [s["utilization"] * 100 for s in servers], "yaxis": "y2",
+         "line": {"color": "#dd6b20"},
+         "hovertemplate": "%{x}: %{y:.3g} % busy<extra>utilisation</extra>"},
+    ]
+    lay = layout("Per-server share of requests and utilisation", "server (worker thread)",
+                 "share of all requests (%)", barmode="group",
+                 yaxis2={**_axis("utilisation (%)"), "overlaying": "y", "side": "right",
+                         "range": [0, 105], "tickvals": [0, 20, 40, 60, 80, 100],
+                         "showgrid": False})
+    lay["margin"]["r"] = 70
+    return {"data": data, "layout": lay}
+
+
+# ---- sweep ------------------------------------------------------------------
+
+def throughput_curve(rows: Sequence[dict], cols: A.SweepColumns, x: str, by: list[str],
+                     title: str) -> dict | None:
+    """Throughput against ``x``: predicted lines and measured markers, one colour per group."""
+    t = cols.throughput
+    if t is None:
+        return None
+    meas = A.series(rows, x, by, t)
+    pred = A.series(rows, x, by, "pred_" + t)
+    keys = list(dict.fromkeys(list(pred) + list(meas)))
+    if not keys:
+        return None
+    data = []
+    unit = unit_for(t)
+    for k, key in enumerate(keys[:12]):
+        color = PALETTE[k % len(PALETTE)]
+        name = ptext(key)
+        if key in pred:
+            pts = pred[key]
+            data.append({"type": "scatter", "mode": "lines+markers", "name": name,
+                         "legendgroup": name, "x": [p[0] for p in pts], "y": [p[1] for p in pts],
+                         "text": [ptext(p[2]) for p in pts], "line": {"color": color},
+                         "marker": {"size": 5},
+                         "hovertemplate": f"%{{text}}: %{{y:.4g}} {unit} predicted<extra>{name}</extra>"})
+        if key in meas:
+            pts = meas[key]
+            data.append({"type": "scatter", "mode": "markers", "name": name,
+                         "legendgroup": name, "showlegend": key not in pred,
+                         "x": [p[0] for p in pts], "y": [p[1] for p in pts],
+                         "text": [ptext(p[2]) for p in pts],
+                         "marker": {"color": color, "symbol": "diamond-open", "size": 10,
+                                    "line": {"width": 2}},
+                         "hovertemplate": f"%{{text}}: %{{y:.4g}} {unit} measured<extra>{name}</extra>"})
+    lay = layout(title, label(x), label(t),
+                 legend={"orientation": "v", "x": 1.02, "y": 1, "yanchor": "top",
+                         "font": {"size": 10}, "title": {"text": ptext(", ".join(by))}})
+    lay["margin"]["r"] = 10
+    xs = sorted({p[0] for pts in list(meas.values()) + list(pred.values()) for p in pts})
+    if xs and xs[0] > 0 and xs[-1] / xs[0] >= 16:
+        lay["xaxis"]["type"] = "log"
+        if len(xs) <= 12:
+            lay["xaxis"]["tickvals"] = xs
+            lay["xaxis"]["ticktext"] = [f"{v:g}" for v in xs]
+    lay["yaxis"]["rangemode"] = "tozero"
+    if len(keys) > 12:
+        lay["title"]["text"] += f" (first 12 of {len(keys)} groups)"
+    lay["height"] = 420
+    return {"data": data, "layout": lay}
+
+
+def heatmap(grid: A.Grid) -> dict:
+    u = unit_for(grid.metric)
+    fixed = ", ".join(f"{k}={A._short(v)}" for k, v in list(grid.fixed.items())[:6])
+    title = f"{label(grid.metric)} over {grid.x} × {grid.y}"
+    text = [[("" if v is None else f"{v:.3g}") for v in row] for row in grid.z]
+    data = [{"type": "heatmap", "x": [str(A._short(v)) for v in grid.xs],
+             "y": [str(A._short(v)) for v in grid.ys], "z": grid.z, "text": text,
+             "texttemplate": "%{text}", "colorscale": "Viridis",
+             "colorbar": {"title": {"text": ptext(u or grid.metric)}},
+             "hovertemplate": (f"{ptext(grid.x)}=%{{x}}, {ptext(grid.y)}=%{{y}}: "
+                               f"%{{z:.4g}} {u}<extra></extra>")}]
+    lay = layout(title, label(grid.x), label(grid.y), height=360)
+    lay["xaxis"]["type"] = "category"
+    lay["yaxis"]["type"] = "category"
+    if fixed:
+        lay["annotations"] = [{"text": ptext("held fixed: " + fixed), "xref": "paper",
+                               "yref": "paper", "x": 0, "y": 1.02, "showarrow": False,
+                               "xanchor": "left", "yanchor": "bottom",
+                               "font": {"size": 10, "color": "#4a5568"}}]
+        lay["margin"]["t"] = 70
+    return {"data": data, "layout": lay}
+
+
+# ---- validation -------------------------------------------------------------
+
+def parity(comps: Sequence[A.Comparison], metric: str) -> dict:
+    """Predicted against measured, with the y = x line and ±10 % / ±20 % bands."""
+    pts = [c for c in comps if c.metric == metric]
+    u = unit_for(metric)
+    xs = [c.measured for c in pts]
+    ys = [c.predicted for c in pts]
+    lo = min(xs + ys)
+    hi = max(xs + ys)
+    log = lo > 0 and hi / lo >= 30
+    if log:
+        lo, hi = lo / 1.3, hi * 1.3
+    else:
+        pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1.0
+        lo, hi = min(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad
+    data = []
+    for k, dash, col in ((0.2, "dot", "#cbd5e0"), (0.1, "dash", "#a0aec0")):
+        for sign in (1, -1):
+            f = 1 + sign * k
+            data.append({"type": "scatter", "mode": "lines", "x": [lo, hi], "y": [lo * f, hi * f],
+                         "line": {"dash": dash, "color": col, "width": 1},
+                         "name": f"±{int(k * 100)} %", "legendgroup": f"b{k}",
+                         "showlegend": sign == 1, "hoverinfo": "skip"})
+    data.append({"type": "scatter", "mode": "lines", "x": [lo, hi], "y": [lo, hi],
+                 "line": {"color": "#4a5568", "width": 1}, "name": "predicted = measured",
+                 "hoverinfo": "skip"})
+    errs = [c.error_pct for c in pts]
+    colors = ["#2f855a" if e is not None and abs(e) <= 10 else
+              "#b7791f" if e is not None and abs(e) <= 20 else "#c53030" for e in errs]
+    data.append({"type": "scatter", "mode": "markers", "name": "runs",
+                 "x": xs, "y": ys, "text": [ptext(c.row) for c in pts],
+                 "customdata": [e if e is not None else None for e in errs],
+                 "marker": {"color": colors, "size": 9, "line": {"color": "#1a202c", "width": 0.5}},
+                 "hovertemplate": (f"%{{text}}<br>measured %{{x:.4g}} {u}<br>predicted %{{y:.4g}} {u}"
+                                   "<br>error %{customdata:+.1f} %<extra></extra>")})
+    lay = layout(f"Predicted vs measured: {label(metric)}", f"measured {label(metric)}",
+                 f"predicted {label(metric)}", height=400)
+    for ax in ("xaxis", "yaxis"):
+        lay[ax]["range"] = [_log10(lo), _log10(hi)] if log else [lo, hi]
+        if log:
+            lay[ax]["type"] = "log"
+    return {"data": data, "layout": lay}
+
+
+def _log10(v: float) -> float:
+    import math
+    return math.log10(v)
+
+
+def error_bars(comps: Sequence[A.Comparison], metric: str) -> dict:
+    pts = [c for c in comps if c.metric == metric and c.error_pct is not None]
+    data = [{"type": "bar", "x": [ptext(c.row) for c in pts], "y": [c.error_pct for c in pts],
+             "marker": {"color": ["#2f855a" if abs(c.error_pct) <= 10 else "#b7791f"
+                                  if abs(c.error_pct) <= 20 else "#c53030" for c in pts]},
+             "name": "error (%)", "hovertemplate": "%{x}: %{y:+.1f} %<extra></extra>"}]
+    lay = layout(f"Percentage error per run: {label(metric)}", "run (row id)",
+                 "(predicted − measured) / measured (%)", height=320,
+                 shapes=[{"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "y0": -10, "y1": 10,
+                          "fillcolor": "#c6f6d5", "opacity": 0.35, "line": {"width": 0},
+                          "layer": "below"}])
+    lay["xaxis"]["type"] = "category"
+    if len(pts) > 30:
+        lay["xaxis"]["showticklabels"] = False
+    return {"data": data, "layout": lay}
+
+
+# ---- timeline ---------------------------------------------------------------
+
+def _stall_shapes(spans) -> list[dict]:
+    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": a, "x1": b, "y0": 0, "y1": 1,
+             "fillcolor": "#fed7d7", "opacity": 0.25 + 0.5 * min(max(peak, 0.0), 1.0),
+             "line": {"width": 0}, "layer": "below"} for a, b, peak in spans]
+
+
+def timeline_throughput(rows: Sequence[dict], pred: dict | None) -> dict:
+    t = [r["t_s"] for r in rows]
+    data = [{"type": "scatter", "mode": "lines", "name": "throughput (MOPS)", "x": t,
+             "y": [r.get("throughput_mops") for r in rows], "line": {"color": PROCESS_COLOR},
+             "hovertemplate": "t=%{x} s: %{y:.4g} MOPS<extra></extra>"}]
+    spans = A.stall_spans(t, [r.get("stalled_frac") for r in rows])
+    if "stalled_frac" in rows[0]:
+        data.append({"type": "scatter", "mode": "lines", "name": "stalled fraction (%)", "x": t,
+                     "y": [None if r.get("stalled_frac") is None else r["stalled_frac"] * 100
+                           for r in rows],
+                     "yaxis": "y2", "line": {"color": "#c53030", "width": 1, "shape": "hv"},
+                     "hovertemplate": "t=%{x} s: %{y:.3g} % stalled<extra></extra>"})
+    # A legend entry for the shading.
+    data.append({"type": "scatter", "mode": "markers", "x": [None], "y": [None],
+                 "name": "shaded: seconds with writes stalled",
+                 "marker": {"color": "#feb2b2", "symbol": "square", "size": 12},
+                 "hoverinfo": "skip"})
+    shapes = _stall_shapes(spans)
+    if pred is not None:
+        shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1,
+                       "y0": pred["throughput_mops"], "y1": pred["throughput_mops"],
+                       "line": {"color": "#4a5568", "dash": "dash", "width": 1}})
+        data.append({"type": "scatter", "mode": "lines", "x": [None], "y": [None],
+                     "line": {"color": "#4a5568", "dash": "dash"},
+                     "name": f"mean prediction ({pred['throughput_mops']:.4g} MOPS)"})
+    lay = layout("Throughput per second", "time (s)", "throughput (MOPS)", shapes=shapes,
+                 yaxis2={**_axis("stalled fraction (%)"), "overlaying": "y", "side": "right",
+                         "range": [0, 105], "tickvals": [0, 20, 40, 60, 80, 100],
+                         "showgrid": False}, height=400)
+    lay["yaxis"]["rangemode"] = "tozero"
+    lay["margin"]["r"] = 70
+    return {"data": data, "layout": lay}
+
+
+def timeline_loss(rows: Sequence[dict]) -> dict | None:
+    t = [r["t_s"] for r in rows]
+    data = []
+    for col, color in (("pktloss", "#dd6b20"), ("false_pos", "#6b46c1")):
+        if col in rows[0]:
+            data.append({"type": "bar", "name": label(col), "x": t, "y": [r.get(col) for r in rows],
+                         "marker": {"color": color},
+                         "hovertemplate": f"t=%{{x}} s: %{{y:.4g}} {unit_for(col)}<extra></extra>"})
+    if not data:
+        return None
+    spans = A.stall_spans(t, [r.get("stalled_frac") for r in rows])
+    lay = layout("Packet loss and false positives per second", "time (s)",
+                 "events per second (packets or responses)", barmode="group",
+                 shapes=_stall_shapes(spans), height=300)
+    return {"data": data, "layout": lay}
+
+
+def timeline_servers(rows: Sequence[dict], prefix: str, title: str) -> dict | None:
+    cols = sorted((c for c in rows[0] if c.startswith(prefix) and c[len(prefix):].isdigit()),
+                  key=lambda c: int(c[len(prefix):]))
+    if not cols:
+        return None
+    t = [r["t_s"] for r in rows]
+    spans = A.stall_spans(t, [r.get("stalled_frac") for r in rows])
+    if len(cols) > 12:
+        # Too many lines to tell apart: a server × time heatmap.
+        data = [{"type": "heatmap", "x": t, "y": [f"server {c[len(prefix):]}" for c in cols],
+                 "z": [[r.get(c) for r in rows] for c in cols], "colorscale": "Blues",
+                 "colorbar": {"title": {"text": "µs"}},
+                 "hovertemplate": "t=%{x} s, %{y}: %{z:.4g} µs<extra></extra>"}]
+        lay = layout(title, "time (s)", "server (worker thread)", height=60 + 18 * len(cols))
+        return {"data": data, "layout": lay}
+    data = [{"type": "scatter", "mode": "lines", "name": f"server {c[len(prefix):]}", "x": t,
+             "y": [r.get(c) for r in rows], "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5},
+             "hovertemplate": f"t=%{{x}} s, server {c[len(prefix):]}: %{{y:.4g}} µs<extra></extra>"}
+            for i, c in enumerate(cols)]
+    lay = layout(title, "time (s)", f"{nice_name(prefix.rstrip('_'))} (µs)",
+                 shapes=_stall_shapes(spans), height=340)
+    lay["yaxis"]["rangemode"] = "tozero"
+    return {"data": data, "layout": lay}
