@@ -1,0 +1,224 @@
+"""Three-stage server (receive, compute, send): threads versus coroutines.
+
+Each connection is timer-driven: one request every ``send_interval_ms`` for
+``run_ms`` (:func:`model.blocks.timer_driven`). A request costs a serial part, handled by one scheduler,
+
+    serial = base_us + switch cost of its 3 stage handoffs  (:func:`model.blocks.switch_cost`)
+
+and a parallel part, matrix_ns x m^3 / 1000 (the m x m matrix product) on
+the ``server_cores``. The measured growth with connections is the same for
+matrix sizes 1 and 20, which is why only the serial part queues.
+
+* thread model: a kernel thread per stage per connection; each handoff is a
+  context switch whose cost grows with the runnable threads per core, so
+  s grows linearly with connections, the load N/T x s quadratically, and
+  latency explodes once the ``server_cores`` saturate (16-32 connections).
+* coroutine model: a constant user-space switch; latency stays low. Stages
+  at different priorities add ``level_switch_us`` per priority change along
+  the request (the scheduler drains one level before the next).
+
+All connections start together, so their timers fire in phase: each
+interval brings a burst of N requests and a request waits for half the burst
+to drain through the scheduler (``aligned=True``). With the thread model's serial part
+growing with N, that wait grows with N^2 -- the measured 1-8 connection
+curve is quadratic -- and the burst stops draining within the interval
+(saturation, closed-loop fallback) at a few tens of connections.
+Latency = ``client_us`` (client + network) + that response time. Requests = completed rate x (run - ``warmup_ms``).
+
+Priority runs (``coroutine_priority.csv``): ``conns_per_class`` connections
+per priority 1..7 on 1-4 vCPUs, matrix 40. Below saturation each class's
+wait is the non-preemptive priority M/G/c value (Cobham + Bondi-Buzen,
+:func:`model.blocks.pool_priority`). Past saturation the closed loop fixes
+the mean wait (work conservation: priorities only redistribute it) and the
+split follows the Cobham shape at the scheduler's effective load
+``priority_load``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from model.blocks import closed_loop, pool_priority, switch_cost, timer_driven
+from model.closed_forms import mg1_priority_nonpreemptive
+from model.errors import InputError
+from model.profile import Profile
+from model.runs import RunKind, cell, choice, number, register
+
+from .base import ParamSpec, System, register_system
+
+STAGES = 3
+N_CLASSES = 7
+
+PARAMS = (
+    ParamSpec("client_us", "us", 250.0, 0.0, 5000.0, "client + network delay per request"),
+    ParamSpec("base_us", "us", 50.0, 1.0, 2000.0, "server CPU per request besides the matrix"),
+    ParamSpec("matrix_ns", "ns", 15.0, 0.01, 1000.0,
+              "CPU per multiply-add of the m x m matrix product (m^3 per request)"),
+    ParamSpec("thread_switch_us", "us", 20.0, 0.0, 1000.0,
+              "kernel context switch per stage handoff, per runnable thread per core"),
+    ParamSpec("coroutine_switch_us", "us", 5.0, 0.0, 1000.0,
+              "user-space coroutine switch per stage handoff"),
+    ParamSpec("level_switch_us", "us", 30.0, 0.0, 2000.0,
+              "delay per priority-level change between consecutive stages"),
+    ParamSpec("server_cores", "cores", 2.0, 1.0, 64.0,
+              "cores of the thread/coroutine server (assumption, not in the notes)", fit=False),
+    ParamSpec("warmup_ms", "ms", 250.0, 0.0, 2000.0,
+              "start-up time of a run before the first request"),
+    ParamSpec("jitter_us", "us", 80.0, 0.0, 5000.0, "latency std-dev of an unloaded request"),
+    ParamSpec("priority_client_us", "us", 1000.0, 0.0, 20000.0,
+              "client + network delay in the priority runs (one poll thread for all)"),
+    ParamSpec("conns_per_class", "connections", 16.0, 1.0, 1000.0,
+              "connections per priority class (768 requests per class in 5 s at 100 ms)",
+              fit=False),
+    ParamSpec("priority_load", "1", 0.6, 0.05, 0.99,
+              "effective load shaping the per-class split of a saturated priority pool"),
+)
+
+MODELS = {"thread": "thread", "coroutine": "coroutine"}
+
+
+def request_cpu_us(model: str, conns: int, matrix: float, p: Profile,
+                   cores: int | None = None) -> float:
+    c = int(round(p["server_cores"])) if cores is None else cores
+    return (p["base_us"] + p["matrix_ns"] * matrix ** 3 / 1000.0
+            + switch_cost(model, conns, STAGES, c, p["thread_switch_us"], p["coroutine_switch_us"]))
+
+
+def level_changes(prios: str | None) -> int:
+    """Priority-level changes along receive -> compute -> send, e.g. '4-3-2' -> 2."""
+    if not prios:
+        return 0
+    try:
+        lv = [int(x) for x in prios.split("-")]
+    except ValueError:
+        raise InputError(f"expected priorities like 2-3-4, got {prios!r}",
+                         field="prio_recv_server_send") from None
+    return sum(1 for a, b in zip(lv, lv[1:]) if a != b)
+
+
+def _std(latency_wait: float, s: float, p: Profile) -> float:
+    # response ~ exponential-like once queueing dominates: var ~ s^2 + 2 s Wq + Wq^2
+    wq = max(latency_wait, 0.0)
+    return math.sqrt(p["jitter_us"] ** 2 + s * s + 2 * s * wq + wq * wq)
+
+
+def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: float,
+             prios: str | None, p: Profile) -> dict[str, float]:
+    c = int(round(p["server_cores"]))
+    compute = p["matrix_ns"] * matrix ** 3 / 1000.0
+    # handoffs go through one scheduler (the kernel run queue of the busy
+    # threads, or the coroutine executor): that serial part queues in the
+    # burst; the matrix work runs in parallel on the cores
+    serial = p["base_us"] + switch_cost(model, conns, STAGES, c, p["thread_switch_us"],
+                                        p["coroutine_switch_us"])
+    t = timer_driven(conns, interval_ms * 1e3, serial, 1, aligned=True)
+    cap = min(1.0 / serial, c / (serial + compute))
+    x = min(t.throughput, cap)
+    lat = t.latency + compute
+    if x < t.offered and not t.saturated:
+        lat = max(lat, closed_loop(conns, interval_ms * 1e3, [serial + compute], [c]).response)
+    extra = p["level_switch_us"] * level_changes(prios) if model == "coroutine" else 0.0
+    req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
+    s = serial + compute
+    return {"latency_mean_us": p["client_us"] + extra + lat,
+            "latency_std_us": _std(lat - s, s, p), "requests": req,
+            "utilization": x * s / c, "saturated": float(t.saturated or x < t.offered)}
+
+
+def _tc_row(row, p: Profile) -> dict[str, Any]:
+    model = choice(row, "model", MODELS)
+    r = solve_tc(model, int(number(row, "connections", integer=True, minimum=1)),
+                 number(row, "matrix_size", minimum=0),
+                 number(row, "send_interval_ms", minimum=1e-3),
+                 number(row, "run_ms", 5000.0, minimum=0),
+                 cell(row, "prio_recv_server_send"), p)
+    return {f"pred_{k}": r[k] for k in ("requests", "latency_mean_us", "latency_std_us")}
+
+
+def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
+                   p: Profile) -> list[dict[str, float]]:
+    """Per class 1..7 (1 = highest): latency mean/std and completed requests."""
+    n = int(round(p["conns_per_class"]))
+    s = request_cpu_us("coroutine", n * N_CLASSES, matrix, p, vcpus)
+    lam = n / (interval_ms * 1e3)
+    rho = N_CLASSES * lam * s / vcpus
+    span = max(run_ms - p["warmup_ms"], 0.0) * 1e3
+    out = []
+    if rho < 0.95:
+        pm = pool_priority([lam] * N_CLASSES, [s] * N_CLASSES, [s * s] * N_CLASSES, vcpus)
+        for m in pm:
+            out.append({"latency_mean_us": p["priority_client_us"] + m.response,
+                        "latency_std_us": _std(m.waiting, s, p), "requests": lam * span})
+        return out
+    # saturated: connections wait for their outstanding request (closed loop)
+    cl = closed_loop(n * N_CLASSES, interval_ms * 1e3, [s], [vcpus])
+    wait = max(cl.response - s, 0.0)
+    shape_lam = p["priority_load"] / (N_CLASSES * s)
+    w = mg1_priority_nonpreemptive([shape_lam] * N_CLASSES, [s] * N_CLASSES,
+                                   [s * s] * N_CLASSES).waiting_time
+    w = w / w.mean() * wait            # conservation: equal rates -> plain mean
+    x_class = cl.throughput / N_CLASSES
+    for wk in w:
+        out.append({"latency_mean_us": p["priority_client_us"] + s + float(wk),
+                    "latency_std_us": _std(float(wk), s, p),
+                    "requests": min(lam, x_class) * span})
+    return out
+
+
+def _prio_row(row, p: Profile) -> dict[str, Any]:
+    v = int(number(row, "server_vcpus", integer=True, minimum=1))
+    k = int(number(row, "connection_priority", integer=True, minimum=1))
+    if k > N_CLASSES:
+        raise InputError(f"priority must be 1..{N_CLASSES}, got {k}", field="connection_priority")
+    r = solve_priority(v, number(row, "matrix_size", minimum=0),
+                       number(row, "send_interval_ms", minimum=1e-3),
+                       number(row, "run_ms", 5000.0, minimum=0), p)[k - 1]
+    return {f"pred_{c}": r[c] for c in ("requests", "latency_mean_us", "latency_std_us")}
+
+
+TC_KIND = register(RunKind(
+    name="thread_coroutine",
+    signature=frozenset({"model", "matrix_size", "send_interval_ms", "connections",
+                         "latency_mean_us"}),
+    profile="thread-coroutine", measured=("requests", "latency_mean_us", "latency_std_us"),
+    predict_row=_tc_row, description="thread vs coroutine three-stage server"))
+
+PRIO_KIND = register(RunKind(
+    name="coroutine_priority",
+    signature=frozenset({"server_vcpus", "connection_priority", "matrix_size",
+                         "latency_mean_us"}),
+    profile="thread-coroutine", measured=("requests", "latency_mean_us", "latency_std_us"),
+    predict_row=_prio_row, description="coroutine priority classes on 1-4 vCPUs"))
+
+
+def curves(p: Profile) -> list[dict[str, Any]]:
+    rows = []
+    for model, m, t, pr in (("thread", 1, 50, None), ("thread", 20, 50, None),
+                            ("coroutine", 1, 50, "2-2-2"), ("coroutine", 20, 50, "2-2-2"),
+                            ("coroutine", 1, 100, "4-3-2")):
+        series = f"{model} m={m} {t}ms" + (f" {pr}" if pr else "")
+        flagged = False
+        for n in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128):
+            r = solve_tc(model, n, m, t, 5000, pr, p)
+            flag = ""
+            if r["saturated"] and not flagged:
+                flag, flagged = "saturation", True
+            rows.append({"series": series, "x": n, "x_label": "connections",
+                         "y": r["latency_mean_us"], "y_label": "latency_mean_us",
+                         "requests": r["requests"], "utilization": r["utilization"],
+                         "kind": "predicted", "flag": flag})
+    for v in (1, 2, 3, 4):
+        for k, r in enumerate(solve_priority(v, 40, 100, 5000, p), start=1):
+            rows.append({"series": f"{v} vCPU", "x": k, "x_label": "connection priority",
+                         "y": r["latency_mean_us"], "y_label": "latency_mean_us",
+                         "requests": r["requests"], "kind": "predicted", "flag": ""})
+    return rows
+
+
+THREADS_SYSTEM = register_system(System(
+    name="thread-coroutine", params=PARAMS, kinds=(TC_KIND, PRIO_KIND),
+    data_files=("thread_coroutine", "coroutine_priority"), curves=curves,
+    description="three-stage server: thread model vs coroutine model, priorities"))

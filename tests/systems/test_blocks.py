@@ -1,0 +1,172 @@
+"""Building blocks against closed forms, conservation laws and small seeded
+Monte Carlo runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from model.blocks import (
+    closed_loop, contention_factor, pool_fcfs, pool_priority, pool_ps, quorum_wait,
+    scaling_factor, seidmann, superposed_ca2, switch_cost, timer_driven, NetworkStack,
+)
+from model.closed_forms import (
+    fork_join_bounds, machine_repairman, mg1, mg1_priority_nonpreemptive, mm1, mmc,
+)
+from model.errors import InputError
+
+
+@pytest.mark.parametrize("n,z,s", [(1, 10.0, 3.0), (7, 10.0, 3.0), (40, 240.0, 36.0),
+                                   (3000, 2300.0, 1.0)])
+def test_closed_loop_single_queue_is_machine_repairman(n, z, s):
+    got = closed_loop(n, z, [s])
+    ref = machine_repairman(n, z, s)
+    assert got.throughput == pytest.approx(ref.throughput, rel=1e-9)
+    assert got.response == pytest.approx(ref.response_time, rel=1e-7)
+    # Little over the whole loop
+    assert got.cycle == pytest.approx(z + got.response, rel=1e-9)
+
+
+def test_closed_loop_fast_path_matches_recursion():
+    # a zero-demand second station forces the general MVA loop
+    for n, c in ((50, 1), (500, 8), (2000, 16)):
+        a = closed_loop(n, 2000.0, [5.0 * c], [c])
+        b = closed_loop(n, 2000.0, [5.0 * c, 0.0], [c, 1])
+        assert a.throughput == pytest.approx(b.throughput, rel=1e-9)
+
+
+def test_seidmann_identity_for_one_core_and_capacity():
+    assert seidmann(10.0, 1) == (10.0, 0.0)
+    q, d = seidmann(12.0, 4)
+    assert q == 3.0 and d == 9.0
+    cl = closed_loop(5000, 100.0, [12.0], [4])
+    assert cl.throughput <= 4 / 12.0 + 1e-12
+    assert cl.throughput == pytest.approx(4 / 12.0, rel=1e-3)
+
+
+def test_processor_sharing_mean_equals_mm1():
+    for rho in (0.1, 0.5, 0.9):
+        assert pool_ps(rho, 1.0).response == pytest.approx(mm1(rho, 1.0).response_time)
+    assert pool_ps(2.0, 1.0, 4).response == pytest.approx(mmc(2.0, 1.0, 4).response_time)
+
+
+def test_fcfs_pool_reduces_to_pk_and_mmc():
+    lam, s = 0.6, 1.0
+    assert pool_fcfs(lam, s, 1, cs2=0.0).response == pytest.approx(mg1(lam, s, s * s).response_time)
+    assert pool_fcfs(lam * 3, s, 3).response == pytest.approx(mmc(lam * 3, 1 / s, 3).response_time)
+
+
+def test_priority_pool_matches_cobham_for_one_core_and_conserves_work():
+    lams, es = [0.2, 0.3, 0.1], [1.0, 0.5, 2.0]
+    es2 = [2 * e * e for e in es]
+    got = pool_priority(lams, es, es2, 1)
+    ref = mg1_priority_nonpreemptive(lams, es, es2)
+    for g, r in zip(got, ref.response_time):
+        assert g.response == pytest.approx(r)
+    # Kleinrock's conservation law: sum rho_i Wq_i = rho Wq(FCFS)
+    rho = np.array(lams) * np.array(es)
+    lt = sum(lams)
+    es_mix = sum(l * e for l, e in zip(lams, es)) / lt
+    es2_mix = sum(l * e for l, e in zip(lams, es2)) / lt
+    fcfs = mg1(lt, es_mix, es2_mix).waiting_time
+    assert float((rho * np.array([g.waiting for g in got])).sum()) == \
+        pytest.approx(rho.sum() * fcfs, rel=1e-9)
+
+
+def test_priority_pool_multi_core_equal_classes_matches_mmc_on_average():
+    # with identical exponential classes the rate-weighted mean wait is M/M/c's
+    c, lam = 4, [0.5] * 4
+    got = pool_priority(lam, [1.0] * 4, [2.0] * 4, c)
+    mean_wait = float(np.mean([g.waiting for g in got]))
+    assert mean_wait == pytest.approx(mmc(2.0, 1.0, c).waiting_time, rel=1e-9)
+    assert [g.waiting for g in got] == sorted(g.waiting for g in got)
+
+
+def _simulate_priority(lams, es, n_jobs, seed):
+    """Non-preemptive priority M/M/1, event by event; mean wait per class."""
+    rng = np.random.default_rng(seed)
+    lt = sum(lams)
+    t = 0.0
+    arrivals = []
+    for _ in range(n_jobs):
+        t += rng.exponential(1 / lt)
+        k = rng.choice(len(lams), p=np.array(lams) / lt)
+        arrivals.append((t, k, rng.exponential(es[k])))
+    waits = [[] for _ in lams]
+    queue: list = []
+    i, clock = 0, 0.0
+    import heapq
+    while i < len(arrivals) or queue:
+        if not queue:
+            clock = max(clock, arrivals[i][0])
+        while i < len(arrivals) and arrivals[i][0] <= clock:
+            a = arrivals[i]
+            heapq.heappush(queue, (a[1], a[0], a[2]))
+            i += 1
+        k, ta, s = heapq.heappop(queue)
+        waits[k].append(clock - ta)
+        clock += s
+    return [float(np.mean(w[len(w) // 10:])) for w in waits]
+
+
+def test_priority_pool_matches_small_simulation():
+    lams, es = [0.3, 0.3], [1.0, 1.0]
+    sim = _simulate_priority(lams, es, 60000, seed=7)
+    got = pool_priority(lams, es, [2.0, 2.0], 1)
+    for g, s in zip(got, sim):
+        assert s == pytest.approx(g.waiting, rel=0.12)
+
+
+def _fork_join_mc(n, k, lam, mu, jobs, seed):
+    rng = np.random.default_rng(seed)
+    inter = rng.exponential(1 / lam, jobs)
+    arr = np.cumsum(inter)
+    done = np.zeros(n)
+    resp = np.empty(jobs)
+    for j in range(jobs):
+        s = rng.exponential(1 / mu, n)
+        fin = np.maximum(done, arr[j]) + s
+        done = fin
+        resp[j] = np.sort(fin - arr[j])[k - 1]
+    return float(resp[jobs // 10:].mean())
+
+
+@pytest.mark.parametrize("n,k", [(2, 1), (3, 2), (4, 4)])
+def test_fork_join_bounds_bracket_monte_carlo_and_quorum_wait(n, k):
+    lam, mu = 0.5, 1.0
+    b = fork_join_bounds(n, k, lam, mu)
+    mc = _fork_join_mc(n, k, lam, mu, 40000, seed=3)
+    assert b.lower * 0.97 <= mc <= b.upper * 1.03
+    q = quorum_wait(n, k, lam, 1 / mu, round_trip=5.0)
+    assert 5.0 + b.lower <= q <= 5.0 + b.upper
+
+
+def test_timer_driven_open_and_saturated():
+    # one connection: deterministic arrivals, exponential service: P-K with ca^2 = 0
+    t = timer_driven(1, 100.0, 10.0)
+    assert superposed_ca2(1) == 0.0 and t.throughput == pytest.approx(0.01)
+    assert t.latency == pytest.approx(10.0 + 0.5 * mm1(0.01, 0.1).waiting_time)
+    # many connections approach Poisson
+    assert superposed_ca2(1000) == pytest.approx(0.999)
+    # overload: completed = capacity, never more than offered
+    sat = timer_driven(200, 100.0, 1.0, cores=1)
+    assert sat.saturated and sat.throughput <= 1.0 + 1e-12 and sat.throughput <= sat.offered
+    assert sat.throughput == pytest.approx(1.0, rel=0.02)
+    # aligned bursts: half the burst ahead on average
+    b = timer_driven(9, 1000.0, 10.0, cores=2, aligned=True)
+    assert b.latency == pytest.approx(10.0 + 8 * 10.0 / 4)
+
+
+def test_network_stack_and_overheads():
+    ns = NetworkStack(delay=250.0, cpu_per_msg=5.0)
+    assert ns.latency(2) == 500.0 and ns.cpu(6) == 30.0
+    thr = [switch_cost("thread", n, 3, 2, 5.0, 1.0) for n in (1, 8, 32)]
+    co = [switch_cost("coroutine", n, 3, 2, 5.0, 1.0) for n in (1, 8, 32)]
+    assert thr == sorted(thr) and thr[-1] > thr[0] and len(set(co)) == 1
+    assert contention_factor(100, 0.01) == 2.0
+    assert scaling_factor(1, 0.5, 0.1, 0.01) == 1.0
+    assert scaling_factor(16, 0.5, 0.1, 0.01) > scaling_factor(8, 0.5, 0.1, 0.01) > 1.5
+    with pytest.raises(InputError):
+        switch_cost("fiber", 1, 3, 1, 1.0, 1.0)
