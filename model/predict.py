@@ -34,7 +34,7 @@ import math
 import numpy as np
 from dataclasses import dataclass
 
-from scipy import optimize, stats
+from scipy import special
 
 from . import rack, storage
 from .prediction import ClientPrediction, Prediction, ServerPrediction
@@ -93,7 +93,8 @@ def _inner(inp: rack.RackInputs, delay: float) -> _State:
         # False positives: the response outlives the timeout. The time at a
         # worker is about Erlang(Q+1, service) for FCFS.
         budget = max(inp.timeout_us - inp.miss_rtt_us - inp.send_us, 0.0)
-        fp_new = np.where(active, stats.gamma.sf(budget, queue + 1.0, scale=service_eff), 0.0)
+        # regularized upper incomplete gamma = survival function of Erlang(Q+1, S)
+        fp_new = np.where(active, special.gammaincc(queue + 1.0, budget / np.maximum(service_eff, 1e-12)), 0.0)
         fp_new = np.minimum(fp_new, 0.95)
         # WAL switches block a worker; clients pile up behind it, so the
         # blocked time of every worker is taken off the rack.
@@ -112,8 +113,10 @@ def _inner(inp: rack.RackInputs, delay: float) -> _State:
     # N-1 each sit at worker i with probability Q_i/N. Product-form
     # (geometric-like) tails would overstate overflow badly for the
     # near-deterministic service of a KV worker.
-    p_loss = np.where(active, stats.binom.sf(math.ceil(inp.buffer_pkts) - 1, N - 1,
-                                             np.clip(queue / N, 0.0, 1.0)), 0.0)
+    # P(Binomial(N-1, q) >= B) = bdtrc(B-1, N-1, q)
+    b = math.ceil(inp.buffer_pkts)
+    p_loss = np.where(active & (b <= N - 1),
+                      special.bdtrc(min(b - 1, N - 1), N - 1, np.clip(queue / N, 0.0, 1.0)), 0.0)
     p_loss = np.minimum(p_loss + sc.network.loss_rate, 0.99)
     implied = float(np.sum(s * (p_loss / (1.0 - p_loss) + fp))) * inp.timeout_us
     return _State(X, util, queue, p_loss, fp, block, implied, it)
@@ -138,7 +141,8 @@ def solve(inp: rack.RackInputs) -> Prediction:
             cache[d] = _inner(inp, d)
             return cache[d].delay_implied - d
 
-        root = optimize.brentq(gap, 0.0, st.delay_implied, xtol=1e-3, rtol=1e-5, maxiter=60)
+        from scipy.optimize import brentq   # only needed when requests are lost
+        root = brentq(gap, 0.0, st.delay_implied, xtol=1e-3, rtol=1e-5, maxiter=60)
         st = cache.get(root) or _inner(inp, root)
         evaluations += sum(c.iterations for c in cache.values())
     X, util, p_loss, fp, block_frac = st.X, st.util, st.p_loss, st.fp, st.block
@@ -170,10 +174,12 @@ def solve(inp: rack.RackInputs) -> Prediction:
                                         share_nocache=float(inp.shares_nocache[i])))
     latency = N / X_rack if X_rack > 0 else math.inf
     queries = inp.queries
+    # Expected counts per run; below one packet they round to none.
     lost = queries * float(np.sum(s * p_loss / (1.0 - p_loss)))
     false_pos = queries * float(np.sum(s * fp))
+    lost, false_pos = (0.0 if v < 0.5 else v for v in (lost, false_pos))
     stall_frac = max([f.stall_fraction for f in flows] + [block_frac])
-    bottleneck = _bottleneck(servers, s, p_loss, fp, inp, latency)
+    bottleneck = _bottleneck(servers, s, p_loss, fp, inp, latency, block_frac)
     return Prediction(
         engine="analytic", throughput_mops=float(X_rack), cache_hit_ratio=h,
         normalized_x=inp.normalized_x, bottleneck=bottleneck, servers=servers,
@@ -203,13 +209,16 @@ def _flows(inp: rack.RackInputs, X: float, block_frac: float):
             for w in writes]
 
 
-def _bottleneck(servers, s, p_loss, fp, inp, latency) -> str:
+def _bottleneck(servers, s, p_loss, fp, inp, latency, block_frac) -> str:
     timeout_share = float(np.sum(s * (p_loss / (1.0 - p_loss) + fp))) * inp.timeout_us / latency \
         if math.isfinite(latency) and latency > 0 else 0.0
     busiest = max(range(len(servers)), key=lambda i: servers[i].utilization)
     u = servers[busiest].utilization
     if timeout_share > 0.3:
         return f"timeouts: clients spend {100 * timeout_share:.0f}% of their time waiting out lost requests"
+    if block_frac > 0.1:
+        return (f"WAL file switches: workers blocked {100 * block_frac:.0f}% of the time, "
+                "and clients pile up behind the blocked worker")
     if u < 0.8:
         return f"clients: too few threads to saturate the servers (busiest worker {busiest} at {100 * u:.0f}%)"
     return f"server {busiest} ({100 * u:.0f}% busy, {100 * servers[busiest].share:.1f}% of requests)"

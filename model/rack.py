@@ -95,8 +95,10 @@ def process_us(inputs: RackInputs, util: np.ndarray, bg_cores: float = 0.0) -> n
 
     * Low load: a worker that idles between requests runs colder (caches,
       frequency), so it processes slower: x (1 + idle_penalty * (1 - U)).
-    * Unpinned workers share cores with busy co-located workers and RocksDB
-      background threads: x (1 + share_penalty * busy peers on the machine).
+    * Busy co-located workers contend for what a machine shares (network
+      stack and interrupt processing, memory bandwidth, caches, RocksDB
+      background threads): x (1 + share_penalty * busy peers on the machine).
+      Unpinned workers pay unpinned_factor on top (storage.request_cost).
     * More runnable threads than cores: time-sliced, plus context switches.
     """
     p = inputs.profile
@@ -105,7 +107,7 @@ def process_us(inputs: RackInputs, util: np.ndarray, bg_cores: float = 0.0) -> n
     util = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
     factor = 1.0 + p["idle_penalty"] * (1.0 - util)
     wpm = inputs.workers_per_machine
-    if not sv.pinned and len(util) > 1:
+    if len(util) > 1:
         peers = (util.sum() - util) * (wpm - 1) / max(len(util) - 1, 1)
         factor = factor * (1.0 + p["share_penalty"] * peers)
     if sv.cores > 0:

@@ -153,14 +153,18 @@ def partition_entries(n_servers: int, mode: str) -> list[tuple[int, int, int]]:
 
     The table key is the top 32 key bits (range mode) or the CRC bucket (hash
     mode); entry i covers exactly the keys ``server_of`` maps to server i.
+    Range mode splits [0, 2^31), the space YCSB keys fill; the last server
+    also takes keys with the top bit set.
     """
     if not 1 <= n_servers <= MAX_SERVERS:
         raise ValueError(f"servers must be 1..{MAX_SERVERS}, got {n_servers}")
-    space = 1 << 32 if mode == "range" else HASH_BUCKETS
+    space = 1 << 31 if mode == "range" else HASH_BUCKETS
     out = []
     for i in range(n_servers):
         lo = -(-i * space // n_servers)           # ceil(i*space/n)
         hi = -(-(i + 1) * space // n_servers) - 1
+        if mode == "range" and i == n_servers - 1:
+            hi = (1 << 32) - 1
         if lo <= hi:
             out.append((lo, hi, i))
     return out

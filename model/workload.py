@@ -373,9 +373,56 @@ def shares(workload, servers: int, partition: str, cache_keys: int, cache_on: bo
                          field="hot_colocation")
     kh = min(int(round(cache_keys * cache_scale)), int(workload.records))
     k = kh if cache_on else 0
-    return _shares(workload.distribution, float(workload.zipf_theta), int(workload.records),
-                   int(servers), partition, k, int(hash_buckets),
-                   int(hot_records), items, int(head), kh, float(hot_colocation))
+    return _cached_shares(workload.distribution, float(workload.zipf_theta), int(workload.records),
+                          int(servers), partition, k, int(hash_buckets),
+                          int(hot_records), items, int(head), kh, float(hot_colocation))
+
+
+_ARRAYS = ("shares", "shares_nocache", "server_hot_fraction", "server_hot_fraction_nocache")
+_SCALARS = ("hit_ratio", "normalized_x", "hot_records", "cached_keys", "tail_mass", "tolerance")
+
+
+def _cache_dir():
+    """Where computed shares persist between runs (``KVPERF_CACHE_DIR``, or
+    ``~/.cache/kvperf``); ``KVPERF_CACHE_DIR=off`` disables it."""
+    import os
+    d = os.environ.get("KVPERF_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kvperf"))
+    return None if d == "off" else d
+
+
+@functools.lru_cache(maxsize=512)
+def _cached_shares(*args) -> WorkloadShares:
+    """Memory cache in front of a small on-disk cache in front of :func:`_shares`.
+
+    The first computation of a large key space takes about half a second;
+    a command-line prediction should not pay it every time.
+    """
+    import hashlib
+    import os
+    d = _cache_dir()
+    path = None
+    if d is not None:
+        key = hashlib.sha1(repr(("v1",) + args).encode()).hexdigest()[:20]
+        path = os.path.join(d, f"shares-{key}.npz")
+        try:
+            with np.load(path) as z:
+                arrays = {k: z[k] for k in _ARRAYS}
+                scalars = {k: z[k].item() for k in _SCALARS}
+            for a in arrays.values():
+                a.setflags(write=False)
+            return WorkloadShares(**arrays, **scalars)
+        except (OSError, KeyError, ValueError):
+            pass
+    res = _shares(*args)
+    if path is not None:
+        try:
+            os.makedirs(d, exist_ok=True)
+            tmp = f"{path}.{os.getpid()}.tmp.npz"
+            np.savez(tmp, **{k: getattr(res, k) for k in _ARRAYS + _SCALARS})
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only home only costs the recomputation
+    return res
 
 
 @functools.lru_cache(maxsize=512)

@@ -27,9 +27,11 @@ from typing import Any
 
 from .page import (build_report, write_prediction_report, write_sweep_report,
                    write_timeline_report, write_validation_report)
+from .systems import write_system_report  # noqa: E402  (one page per reference system)
 
 __all__ = ["build_report", "write_prediction_report", "write_sweep_report",
-           "write_validation_report", "write_timeline_report", "profile_dict"]
+           "write_validation_report", "write_timeline_report", "profile_dict",
+           "write_system_report"]
 
 
 def profile_dict(profile: Any) -> dict[str, Any]:

@@ -84,6 +84,12 @@ def _predict(args) -> int:
         profile = Profile.load(args.profile) if args.profile else None
         kind, n = run_batch(args.runs, args.out, profile)
         print(f"predicted {n} rows of kind {kind.name} -> {args.out}", file=sys.stderr)
+        if args.html:
+            from reports import write_sweep_report
+            from reports.inputs import read_sweep
+            write_sweep_report(read_sweep(args.out), args.html,
+                               title=f"Batch prediction: {kind.name}")
+            print(f"report written to {args.html}", file=sys.stderr)
         return 0
     sc, profile = load_inputs(args)
     if args.engine == "sim":
@@ -127,8 +133,8 @@ def _finite(x):
 
 def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
     if args.html:
-        from reports import write_prediction_report
-        write_prediction_report(prediction_json(pred), sc.to_dict(), _profile_dict(profile),
+        from reports import profile_dict, write_prediction_report
+        write_prediction_report(prediction_json(pred), sc.to_dict(), profile_dict(profile),
                                 args.html)
     if args.json:
         print(json.dumps(prediction_json(pred), indent=1))
@@ -136,12 +142,6 @@ def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
         print(format_table(pred, sc, profile))
     if args.html:
         print(f"report written to {args.html}", file=sys.stderr)
-
-
-def _profile_dict(profile: Profile) -> dict[str, Any]:
-    return {"name": profile.name, "meta": dict(profile.meta),
-            "params": {k: {"value": p.value, "unit": p.unit, "source": p.source,
-                           "stderr": p.stderr} for k, p in profile.params.items()}}
 
 
 def _us(v: float) -> str:

@@ -14,9 +14,9 @@ profile                kinds (data/<kind>.csv)             module
 ``thread-coroutine``   thread_coroutine, coroutine_priority :mod:`.threads`
 =====================  ==================================  =====================
 
-``curves(kind_or_system, profile=None)`` gives report rows: measured points
-plus the predicted curve extended past the last measured point, with flags
-where saturation, a peak or a collapse is expected.
+Each :class:`System` predicts its curves extended past the measured range
+(``System.curves``); the report that sets them against the measurements is
+:mod:`reports.systems`.
 """
 
 from __future__ import annotations
@@ -26,11 +26,6 @@ from . import morphling  # noqa: F401
 from . import runtimes  # noqa: F401
 from . import threads  # noqa: F401
 
-from typing import Any
-
-from model.profile import Profile
-
-from .base import measured as _measured
 
 
 def system_of(kind_or_system: str) -> System:
@@ -43,29 +38,3 @@ def system_of(kind_or_system: str) -> System:
     from model.errors import InputError
     raise InputError(f"unknown system or kind {kind_or_system!r}; systems: "
                      f"{', '.join(sorted(SYSTEMS))}", field="kind")
-
-
-def curves(kind: str, profile: Profile | None = None, data_dir: str | None = None
-           ) -> list[dict[str, Any]]:
-    """Report rows for a system (or one of its kinds): every measured cell of its
-    calibration CSVs with the prediction for that row (``kind = "measured"``),
-    then the predicted curves extended past the last measured point
-    (``kind = "predicted"``, ``flag`` = saturation / peak / collapse where expected).
-    """
-    from calibrate.systems_fit import DATA, load_rows
-    sysm = system_of(kind)
-    prof = sysm.profile(profile)
-    out: list[dict[str, Any]] = []
-    kinds = {k.name: k for k in sysm.kinds}
-    for r in load_rows(sysm.name, data_dir or DATA):
-        k = kinds[r["__kind__"]]
-        pred = k.predict_row(r, prof)
-        for c in k.measured:
-            m = _measured(r, c)
-            if m is None:
-                continue
-            out.append({"kind": "measured", "run_kind": k.name, "id": r.get("id", ""),
-                        "column": c, "measured": m, "predicted": pred.get(f"pred_{c}"),
-                        "row": {kk: v for kk, v in r.items() if not kk.startswith("__")}})
-    out.extend(sysm.curves(prof))
-    return out

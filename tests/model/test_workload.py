@@ -212,3 +212,17 @@ def test_hot_colocation_moves_the_hot_set_to_one_server(n):
     assert cached_colo.normalized_x >= cached.normalized_x
     with pytest.raises(InputError, match="hot_colocation"):
         W.shares(wl, n, "range", 10_000, False, 1.0, hot_colocation=1.5)
+
+
+def test_disk_cache_round_trip(tmp_path, monkeypatch):
+    monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
+    wl = Workload(records=50_000)
+    W._cached_shares.cache_clear()
+    first = W.shares(wl, 8, "hash", 1000, True, 2.0, hot_colocation=0.3)
+    assert len(list(tmp_path.glob("shares-*.npz"))) == 1
+    W._cached_shares.cache_clear()
+    W._shares.cache_clear()
+    again = W.shares(wl, 8, "hash", 1000, True, 2.0, hot_colocation=0.3)
+    assert np.array_equal(first.shares, again.shares) and first.hit_ratio == again.hit_ratio
+    assert np.array_equal(first.shares_nocache, again.shares_nocache)
+    assert not again.shares.flags.writeable

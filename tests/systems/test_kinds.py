@@ -12,7 +12,8 @@ import pytest
 from model.errors import InputError
 from model.profile import Profile
 from model.runs import detect
-from model.systems import SYSTEMS, curves
+from model.systems import SYSTEMS
+from reports.systems import curves
 from model.systems import morphling, runtimes, threads
 from sim.cli import main
 

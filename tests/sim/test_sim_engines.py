@@ -1,0 +1,129 @@
+"""The fast engine and the SimPy reference engine are statistically equal.
+
+Each engine runs the same scenario with several seeds (SimPy on fewer,
+being ~300x slower). Under the null hypothesis both produce draws of the
+same distribution, so the per-seed spread is estimated from all runs
+pooled and the difference of the means must lie within 4 standard errors
+(two-sided false-alarm rate ~6e-5 per comparison) plus 0.5 % for the one
+intended difference: SimPy samples actual YCSB records and caches the top
+records exactly, the fast engine draws classes from the hit ratio and
+shares (model.workload's stated tolerance on those is ~5e-4 absolute).
+
+The SimPy engine's key sampling is also checked on its own against the
+workload model's hit ratio and shares (binomial standard errors).
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from model import rack
+from model.scenario import Scenario
+from sim.run import build_config, run_config
+
+HORIZON_S = 0.1
+FAST_SEEDS = range(1, 9)
+SIMPY_SEEDS = range(101, 104)
+
+BASE = Scenario.default().updated({"servers.count": 4, "clients.threads": 64})
+SCENARIOS = {
+    "saturated": BASE,
+    "client-bound hash uniform": BASE.updated({"clients.threads": 12, "switch.partition": "hash",
+                                               "workload.distribution": "uniform"}),
+    "loss+timeouts": BASE.updated({"clients.threads": 512, "servers.rcvbuf_kb": 16,
+                                   "clients.timeout_ms": 0.4}),
+    "flush stalls": BASE.updated({"workload.read_ratio": 0.0, "storage.wal": False,
+                                  "storage.memtable_mb": 0.25, "storage.flushnum": 1,
+                                  "storage.maxnum": 2}),
+    "wal switch + slowdown": BASE.updated({"workload.read_ratio": 0.0, "storage.wal": True,
+                                           "storage.wal_bytes_per_sync_mb": 0.01,
+                                           "storage.memtable_mb": 0.0625, "storage.flushnum": 2,
+                                           "storage.maxnum": 5}),
+    "oversubscribed cores": BASE.updated({"servers.cores": 1}),
+}
+
+
+def metrics(sc, profile, engine, seed):
+    cfg, dyn, _ = build_config(sc, profile)
+    r = run_config(cfg, HORIZON_S, seed=seed, engine=engine, dynamics=dyn)
+    m = {"throughput": r.done / r.span_us,
+         "latency": r.latency_sum_us / r.done,
+         "stalled": (r.stall_us.sum() + r.block_us.sum()) / (r.span_us * cfg.stations),
+         "loss": r.drops.sum() / r.span_us,
+         "fp": r.false_pos / r.span_us}
+    for i in range(cfg.stations):
+        m[f"util{i}"] = r.busy_us[i] / r.span_us
+    return m
+
+
+def compare(a: list[dict], b: list[dict], keys):
+    for k in keys:
+        xa = np.array([m[k] for m in a])
+        xb = np.array([m[k] for m in b])
+        pooled = np.concatenate([xa - xa.mean(), xb - xb.mean()])
+        s = math.sqrt((pooled ** 2).sum() / max(1, len(pooled) - 2))
+        se = s * math.sqrt(1 / len(xa) + 1 / len(xb))
+        tol = 4 * se + 0.005 * max(abs(xa.mean()), abs(xb.mean())) + 1e-12
+        assert abs(xa.mean() - xb.mean()) <= tol, (k, xa.mean(), xb.mean(), se)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_engines_agree(name, profile):
+    sc = SCENARIOS[name]
+    fast = [metrics(sc, profile, "fast", s) for s in FAST_SEEDS]
+    simpy = [metrics(sc, profile, "simpy", s) for s in SIMPY_SEEDS]
+    keys = ["throughput", "latency"] + [f"util{i}" for i in range(sc.servers.count)]
+    if name in ("flush stalls", "wal switch + slowdown"):
+        keys.append("stalled")
+        assert np.mean([m["stalled"] for m in fast]) > 0.01   # the mechanism is exercised
+    if name == "loss+timeouts":
+        keys += ["loss", "fp"]
+        assert np.mean([m["loss"] for m in fast]) > 0 and np.mean([m["fp"] for m in fast]) > 0
+    compare(fast, simpy, keys)
+
+
+def test_sampled_records_match_workload_model(profile):
+    """Exact record sampling (SimPy engine) vs the hit ratio and shares."""
+    from sim.engine_simpy import RecordKeys
+    sc = Scenario.default()
+    inp = rack.derive(sc, profile)
+    keys = RecordKeys(sc, profile)
+    rng = np.random.default_rng(5)
+    n = 400_000
+    cls = keys.sample(rng, n)
+    hit = np.mean(cls == -1)
+    se = math.sqrt(inp.hit_ratio * (1 - inp.hit_ratio) / n)
+    assert abs(hit - inp.hit_ratio) <= 4 * se + 1e-3
+    frac = np.bincount(cls[cls >= 0], minlength=sc.servers.count) / n
+    se_i = np.sqrt(inp.shares * (1 - inp.shares) / n)
+    assert np.all(np.abs(frac - inp.shares) <= 4 * se_i + 1e-3)
+
+
+def test_sampled_records_match_workload_model_without_cache(profile):
+    """NoCache: the hot set's placement (hot_colocation) is sampled as the model states it."""
+    from sim.engine_simpy import RecordKeys
+    prof = profile.with_values({"hot_colocation": 0.7}, "test")
+    sc = Scenario.default().updated({"servers.count": 4, "switch.cache": False})
+    inp = rack.derive(sc, prof)
+    rng = np.random.default_rng(7)
+    n = 400_000
+    cls = RecordKeys(sc, prof).sample(rng, n)
+    assert not np.any(cls == -1)
+    frac = np.bincount(cls, minlength=4) / n
+    se_i = np.sqrt(inp.shares_nocache * (1 - inp.shares_nocache) / n)
+    assert inp.shares_nocache.max() > 0.4          # the placement is exercised
+    assert np.all(np.abs(frac - inp.shares) <= 4 * se_i + 2e-3)
+
+
+def test_partition_is_the_switch_reference_models():
+    """The simulator's partitioning is the switch model's (and the P4 tables')."""
+    from model import switch
+    from model import workload
+    recs = np.random.default_rng(3).integers(0, 10**8, 2000)
+    for n in (1, 3, 16):
+        for mode in ("range", "hash"):
+            got = workload._servers_of(recs, None, n, mode, switch.HASH_BUCKETS)
+            want = [switch.server_of(workload.record_key(int(r)), n, mode) for r in recs]
+            assert got.tolist() == want

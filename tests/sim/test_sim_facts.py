@@ -1,0 +1,48 @@
+"""Directions of the qualitative facts of DOMAIN.md section 3 (sim.facts).
+
+Horizons are shorter than ``python -m sim.facts`` uses; every margin below
+is far outside the run-to-run spread (per-second throughput of the default
+rack varies by ~0.3 %, see the timelines).
+"""
+
+import pytest
+
+from sim import facts
+
+pytestmark = pytest.mark.slow
+
+
+def test_too_few_clients_leave_wait_above_floor(profile):
+    f = facts.few_clients(profile, seconds=1.0)
+    floor = f["floor_us"]
+    assert f["min_wait_few_us"] > 3 * floor          # starved workers idle between requests
+    assert f["min_wait_many_us"] < 1.5 * floor       # the bottleneck worker sits near the floor
+    assert f["mops_few"] < 0.5 * f["mops_many"]
+
+
+def test_many_clients_small_buffers_lose_packets_and_large_timeout_costs(profile):
+    f = facts.loss_and_timeout(profile, seconds=2.0)
+    assert f["pktloss_per_s_small_buf"] > 100
+    assert f["pktloss_per_s_big_buf"] == 0
+    assert f["mops_small_buf_timeout_1000ms"] < 0.95 * f["mops_small_buf_timeout_20ms"]
+    assert f["mops_small_buf_timeout_1000ms"] < 0.95 * f["mops_big_buf_timeout_1000ms"]
+
+
+def test_small_timeouts_cause_false_positives(profile):
+    f = facts.false_positives(profile, seconds=1.0)
+    assert f["false_pos_per_s_large"] == 0
+    assert f["false_pos_per_s_small"] > 1000
+    assert f["mops_small"] < f["mops_large"]
+
+
+def test_small_memtables_under_heavy_writes_stall(profile):
+    f = facts.memtable_stall(profile, seconds=1.5)
+    assert f["stall_frac_large_64mib"] == 0
+    assert f["stall_frac_small_1mib"] > 0.05
+    assert f["mops_small_1mib"] < 0.9 * f["mops_large_64mib"]
+
+
+def test_more_data_makes_throughput_decay(profile):
+    f = facts.data_decay(profile, seconds=4.0)
+    assert f["decay_100M"] > 0.02
+    assert f["decay_100M"] > f["decay_10M"] + 0.01
