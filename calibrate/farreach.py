@@ -52,6 +52,10 @@ FREE = (
 #: Upper bounds of parameters that are fractions.
 UPPER = {"hot_colocation": 1.0}
 
+#: The command that makes the embedded profile (README.md).
+FIT_COMMAND = ("python -m calibrate fit --runs data/farreach_runs.csv --runs data/farreach_tuning.csv "
+               "--runs data/farreach_breakdown.csv --out model/profiles/tofino-testbed.toml")
+
 #: Relative weight of each measured column in the residuals.
 WEIGHTS = {"mops": 1.0, "process_us": 1.0, "wait_us": 0.5, "send_us": 0.5,
            "server_process_avg": 0.5, "server_wait_avg": 0.3, "client_send_avg": 0.3}
@@ -66,9 +70,10 @@ class FarReachFitter:
 
     def __init__(self, priors: str | None = None, free: Sequence[str] | None = None,
                  name: str = "tofino-testbed", f_scale: float = 0.1, max_nfev: int = 60,
-                 workers: int | None = None):
+                 n_jobs: int | None = None, command: str | None = None):
         self.priors = priors
-        self.workers = workers
+        self.n_jobs = n_jobs
+        self.command = command
         self.free = free
         self.name = name
         self.f_scale = f_scale
@@ -100,7 +105,7 @@ class FarReachFitter:
 
         upper = np.array([min(x + 4.0, math.log(UPPER[k])) if k in UPPER else x + 4.0
                           for k, x in zip(free, x0)])
-        with _Pool(targets, self.workers) as pool:
+        with _Pool(targets, self.n_jobs) as pool:
             def residuals(theta: np.ndarray) -> np.ndarray:
                 prof = base.with_values(dict(zip(free, np.exp(theta))), "fit")
                 return pool.residuals(prof)
@@ -124,9 +129,7 @@ class FarReachFitter:
                 params[k] = Param(p.value, p.unit, p.source.replace("prior", "fixed prior"), p.stderr)
         self.profile_ = Profile(self.name, params, {
             "name": self.name,
-            "fitted_by": "python -m calibrate fit --runs data/farreach_runs.csv "
-                         "--runs data/farreach_tuning.csv --runs data/farreach_breakdown.csv "
-                         "--out model/profiles/tofino-testbed.toml",
+            "fitted_by": self.command or FIT_COMMAND,
             "date": when,
             "toolkit_version": _version(),
             "runs": ", ".join(sources),

@@ -60,9 +60,9 @@ def detect(header: list[str], source: str | None = None) -> RunKind:
 
 
 def _load_all() -> None:
-    # Other systems register on import; imported here, not at module load,
-    # to keep `python -m sim predict` start-up fast.
-    from . import systems  # noqa: F401
+    # Other systems and the local native runs register on import; imported
+    # here, not at module load, to keep `python -m sim predict` start-up fast.
+    from . import local_runs, systems  # noqa: F401
 
 
 # ---------------------------------------------------------------------------

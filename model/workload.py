@@ -361,10 +361,11 @@ def shares(workload, servers: int, partition: str, cache_keys: int, cache_on: bo
 
     ``hot_colocation`` (placement, 0..1) is the fraction of the mass of the
     hot set (the records a cache of this size would hold) that lives on the
-    partition of the hottest record instead of where the key hash puts it.
-    It expresses key layouts whose hot keys are contiguous in key space, so
-    range partitioning gives them to one server; FarReach's reference runs
-    show that (one of 4 NoCache servers takes about 68 % of requests).
+    first partition (server 0) instead of where the key hash puts it. It
+    expresses key layouts whose hot keys are contiguous at the low end of the
+    key space, so range partitioning gives them to one server; FarReach's
+    reference runs show that ("server 0 overloaded": one of 4 NoCache
+    servers takes about 68 % of requests).
     The cached shares do not change: the cache absorbs the hot set wherever
     it lives."""
     _validate(servers, partition, cache_keys, cache_scale, hash_buckets)
@@ -390,6 +391,16 @@ def _cache_dir():
     return None if d == "off" else d
 
 
+@functools.lru_cache(maxsize=1)
+def _source_digest() -> str:
+    import hashlib
+    try:
+        with open(__file__, "rb") as fh:
+            return hashlib.sha1(fh.read()).hexdigest()
+    except OSError:
+        return "unknown"
+
+
 @functools.lru_cache(maxsize=512)
 def _cached_shares(*args) -> WorkloadShares:
     """Memory cache in front of a small on-disk cache in front of :func:`_shares`.
@@ -402,7 +413,9 @@ def _cached_shares(*args) -> WorkloadShares:
     d = _cache_dir()
     path = None
     if d is not None:
-        key = hashlib.sha1(repr(("v1",) + args).encode()).hexdigest()[:20]
+        # The key covers this module's own source, so a changed model never
+        # reads results computed by an older one.
+        key = hashlib.sha1(repr((_source_digest(),) + args).encode()).hexdigest()[:20]
         path = os.path.join(d, f"shares-{key}.npz")
         try:
             with np.load(path) as z:
@@ -457,8 +470,8 @@ def _shares(dist, theta, records, n, partition, k, buckets, hot, items, head,
         hot_srv = np.bincount(srv[:min(kh, d)], weights=f.mass[:min(kh, d)], minlength=n)
         moved = colocation * hot_srv
         nocache = nocache - moved
-        nocache[srv[0]] += moved.sum()
-        colo = (colocation, srv[0])
+        nocache[0] += moved.sum()
+        colo = (colocation, 0)
     else:
         colo = None
     kc = min(k, d)

@@ -74,7 +74,7 @@ class RecordKeys:
         self.cached = np.sort(cached)
         self._seq = 0
         # Hot-set placement (workload.shares' hot_colocation): that fraction of
-        # the hot set's requests goes to the hottest record's server.
+        # the hot set's requests goes to server 0.
         self.colocation = float(profile.get("hot_colocation", 0.0))
         self.hot = np.zeros(0, dtype=np.int64)
         self.hot_server = 0
@@ -83,8 +83,6 @@ class RecordKeys:
             fold = workload._fold(self.records, self.theta, None, workload.DEFAULT_HEAD)
             head = np.asarray(fold.recs[:kh], dtype=np.int64)
             self.hot = np.sort(head)
-            self.hot_server = int(workload._servers_of(head[:1], None, self.n, self.partition,
-                                                       self.buckets)[0])
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Classes of n requests: -1 for a cache hit, else the server index."""

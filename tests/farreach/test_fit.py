@@ -38,7 +38,7 @@ def test_recovers_known_parameters(tmp_path):
     start = prior.with_values({k: v * 1.6 for k, v in TRUE.items()}, "start")
     start_path = tmp_path / "start.toml"
     start.save(start_path)
-    fz = FarReachFitter(priors=str(start_path), free=list(TRUE), workers=1, max_nfev=40)
+    fz = FarReachFitter(priors=str(start_path), free=list(TRUE), n_jobs=1, max_nfev=40)
     assert fz.fit(rows) is fz
     for k, v in TRUE.items():
         assert fz.profile_[k] == pytest.approx(v, rel=0.03), k
@@ -48,9 +48,9 @@ def test_recovers_known_parameters(tmp_path):
 
 
 def test_estimator_conventions_and_bad_rows():
-    fz = FarReachFitter(free=["base_us"], workers=1)
+    fz = FarReachFitter(free=["base_us"], n_jobs=1)
     assert vars(fz) == {"priors": None, "free": ["base_us"], "name": "tofino-testbed",
-                        "f_scale": 0.1, "max_nfev": 60, "workers": 1}
+                        "f_scale": 0.1, "max_nfev": 60, "n_jobs": 1, "command": None}
     assert not any(k.endswith("_") for k in vars(fz))
     with pytest.raises(InputError, match="no FarReach rows"):
         fz.fit([{"__kind__": "morphling_c"}])

@@ -1,0 +1,37 @@
+"""Measured runs in and out, local runs on the native server, fitting and validation.
+
+The package turns measurements into calibrated :class:`model.profile.Profile`
+files and checks profiles against measurements it did not see::
+
+    python -m calibrate run --plan local.toml --out runs.csv      # native runs on this machine
+    python -m calibrate ingest --stats client0.out --server-log server.log --out runs.csv
+    python -m calibrate fit --runs runs.csv --out my.toml           # fitter chosen by the runs' kind
+    python -m calibrate validate --profile my.toml --runs holdout.csv --max-error 15
+
+Modules: :mod:`calibrate.runs_io` (runs CSVs, safe appends),
+:mod:`calibrate.farreach_logs` (FarReach's own output formats),
+:mod:`model.local_runs` (the ``local_runs`` run kind),
+:mod:`calibrate.plan` and :mod:`calibrate.local_runner` (design of
+experiments over the native server), :mod:`calibrate.fitters` (kind ->
+fitter registry), :mod:`calibrate.local_fit` (the local fitter),
+:mod:`calibrate.validate` (error reports) and :mod:`calibrate.parallel`
+(process pool or Dask cluster). See docs/calibration.md.
+"""
+
+from __future__ import annotations
+
+__all__ = ["__version__"]
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+        try:
+            return version("kvperf")
+        except PackageNotFoundError:
+            return "0.1.0"
+    except ImportError:  # pragma: no cover
+        return "0.1.0"
+
+
+__version__ = _version()

@@ -1,0 +1,268 @@
+"""Command line: ``python -m calibrate run | fit | validate | ingest``.
+
+* ``run``: a plan of local runs on the native server (resumable).
+* ``fit``: a profile from runs CSVs, by the fitter registered for their kind.
+* ``validate``: predicted vs measured with error statistics; ``--max-error``
+  makes it a gate, ``--html`` writes a report.
+* ``ingest``: FarReach's own output files -> a farreach_runs row.
+
+Exit codes: 0 success; 1 a validation gate failed; 2 bad input (the message
+names file, line and field; no traceback) or a missing native module or
+fitter; 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import math
+import shlex
+import sys
+from typing import Any
+
+from model.errors import InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m calibrate",
+                                 description="Local runs, fitting and validation of profiles.")
+    sub = ap.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a plan of local runs on the native server")
+    r.add_argument("--plan", metavar="PLAN.toml", action="append",
+                   help="plan file (default: the shipped default plan); repeat to run several "
+                        "plans in one session, interleaved if a plan has order = \"random\"")
+    r.add_argument("--out", metavar="RUNS.csv", default="local-runs.csv",
+                   help="runs CSV to append to (default: local-runs.csv); existing runs are skipped")
+    r.add_argument("--cluster", metavar="ADDRESS",
+                   help="Dask scheduler address: run points on the cluster's workers")
+    r.add_argument("--quiet-below", type=float, default=0.5, metavar="CORES",
+                   help="before each run, wait until other processes use fewer cores than this "
+                        "(default 0.5 cores; interference is recorded in external_cores)")
+    r.add_argument("--quiet-timeout", type=float, default=10.0, metavar="S",
+                   help="longest wait for a quiet machine before each run (default 10 s)")
+    r.add_argument("--dry-run", action="store_true", help="list the points and exit")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    f = sub.add_parser("fit", help="fit a profile to runs")
+    f.add_argument("--runs", metavar="RUNS.csv", action="append", required=True,
+                   help="runs CSV (repeat for several files of the same kind)")
+    f.add_argument("--out", metavar="PROFILE.toml", required=True, help="profile to write")
+    f.add_argument("--kind", help="run kind (default: detected from the header)")
+    f.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
+                   help="use only rows with this value (repeat: all must hold), e.g. plan=default")
+    f.add_argument("--priors", metavar="PRIORS.toml", help="starting values (fitter default otherwise)")
+    f.add_argument("--free", metavar="P1,P2", help="comma-separated parameters to fit")
+    f.add_argument("--bootstrap", type=int, default=0, metavar="B",
+                   help="standard errors from B bootstrap refits (default: Jacobian covariance)")
+    f.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="processes for model evaluations and bootstrap refits")
+    f.add_argument("--cluster", metavar="ADDRESS", help="Dask scheduler for bootstrap refits")
+    f.add_argument("--name", help="profile name (default: the output file's stem)")
+
+    v = sub.add_parser("validate", help="predicted vs measured error report")
+    v.add_argument("--profile", required=True, metavar="NAME|FILE.toml")
+    v.add_argument("--runs", metavar="RUNS.csv", action="append", required=True)
+    v.add_argument("--kind", help="run kind (default: detected from the header)")
+    v.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
+                   help="use only rows with this value (repeat: all must hold), e.g. plan=holdout")
+    v.add_argument("--html", metavar="REPORT.html", help="also write an HTML report")
+    v.add_argument("--out", metavar="PRED.csv", help="write rows with pred_<col> and ape_<col>")
+    v.add_argument("--max-error", type=float, metavar="PCT",
+                   help="exit 1 if any column's median absolute percentage error exceeds PCT")
+    v.add_argument("--cluster", metavar="ADDRESS", help="Dask scheduler for predictions")
+    v.add_argument("--jobs", type=int, default=None, metavar="N", help="processes for predictions")
+    v.add_argument("--summary-only", action="store_true", help="no per-row table")
+    v.add_argument("--aggregate", action="store_true",
+                   help="compare the median of repeated runs of a configuration, not each run")
+    v.add_argument("--max-interference", type=float, metavar="CORES",
+                   help="leave out local runs during which other processes kept more than "
+                        "CORES cores busy (column external_cores)")
+
+    g = sub.add_parser("ingest", help="FarReach output files -> a farreach_runs row")
+    g.add_argument("--stats", metavar="CLIENT.out", action="append", default=[],
+                   help="client statistics JSON (repeat for each physical client)")
+    g.add_argument("--server-log", metavar="SERVER.log", help="server stdout with latency dumps")
+    g.add_argument("--client-log", metavar="CLIENT.log", help="client stdout with send latency dumps")
+    g.add_argument("--set", dest="sets", action="append", default=[], metavar="COLUMN=VALUE",
+                   help="configuration column, e.g. system=farreach servers=2 clients=512")
+    g.add_argument("--wait-stat", default="avg", help="avg, min, max or per-server")
+    g.add_argument("--out", metavar="RUNS.csv", required=True, help="farreach_runs CSV to append to")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return {"run": _run, "fit": _fit, "validate": _validate, "ingest": _ingest}[args.command](args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:        # output piped into head & co.
+        return 0
+
+
+# ---------------------------------------------------------------------------
+
+def _run(args) -> int:
+    from .local_runner import NativeUnavailable, native_run, pending_points, require_native, run_plan
+    from .plan import expand_all, load_plan
+    plans = [load_plan(p) for p in (args.plan or [None])]
+    points = expand_all(plans)
+    todo = pending_points(points, args.out)
+    names = ", ".join(f"'{p.name}' ({p.source})" for p in plans)
+    print(f"plan {names}: {len(points)} runs, {len(points) - len(todo)} "
+          f"already in {args.out}, {len(todo)} to run", file=sys.stderr)
+    if args.dry_run:
+        for p in points:
+            mark = " " if p in todo else "x"
+            print(f"[{mark}] {p['id']}  {p['config_hash']}  workers={p['workers']} "
+                  f"clients={p['clients']} memtable={p['memtable_mb']} MiB wal={p['wal']} "
+                  f"db={p['db']} seq={p['seq_check']} {p['distribution']} "
+                  f"read={p['read_ratio']:g} timeout={p['timeout_ms']:g} ms")
+        return 0
+    if todo and args.cluster is None:
+        try:
+            require_native()
+        except NativeUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+    import functools
+    runner = functools.partial(native_run, quiet_below=args.quiet_below,
+                               quiet_timeout_s=args.quiet_timeout)
+    saved = {"n": 0}
+    try:
+        counts = run_plan(points, args.out, runner, cluster=args.cluster,
+                          progress=not args.no_progress,
+                          on_row=lambda r: saved.__setitem__("n", saved["n"] + 1))
+    except KeyboardInterrupt:
+        print(f"interrupted: {saved['n']} runs of this session are saved in {args.out}; "
+              "run the same command again to resume", file=sys.stderr)
+        return 130
+    print(f"{counts['ran']} runs done, {counts['skipped']} skipped (already measured); "
+          f"results in {args.out}", file=sys.stderr)
+    return 0
+
+
+def _fit(args) -> int:
+    from pathlib import Path
+
+    from .fitters import fitter_spec
+    from .runs_io import load_runs
+    kind, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
+    cls, fixed = fitter_spec(kind.name)
+    command = "python -m calibrate " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
+        if sys.argv and sys.argv[0].endswith(("__main__.py", "calibrate")) else None
+    wanted: dict[str, Any] = {
+        "priors": args.priors, "free": args.free.split(",") if args.free else None,
+        "bootstrap": args.bootstrap or None, "n_jobs": args.jobs, "cluster": args.cluster,
+        "name": args.name or Path(args.out).stem, "command": command,
+    }
+    accepted = inspect.signature(cls.__init__).parameters
+    kwargs = {**fixed, **{k: v for k, v in wanted.items() if v is not None and k in accepted}}
+    dropped = [k for k, v in wanted.items() if v is not None and k not in accepted
+               and k not in ("name", "command")]
+    if dropped:
+        print(f"note: {cls.__name__} does not take {', '.join(dropped)}; ignored", file=sys.stderr)
+    print(f"fitting {len(rows)} {kind.name} rows with {cls.__module__}.{cls.__name__}",
+          file=sys.stderr)
+    fitter = cls(**kwargs).fit(rows)
+    profile = fitter.profile_
+    profile.save(args.out)
+    print(format_fit(fitter, profile))
+    print(f"profile written to {args.out}", file=sys.stderr)
+    return 0
+
+
+def _where(items: list[str]) -> dict[str, str]:
+    out = {}
+    for text in items:
+        if "=" not in text:
+            raise InputError(f"expected COLUMN=VALUE, got {text!r}", field="--where")
+        k, v = text.split("=", 1)
+        out[k.strip()] = v.strip()
+    return out
+
+
+def format_fit(fitter, profile) -> str:
+    import numpy as np
+    free = getattr(fitter, "free_", None) or list(getattr(fitter, "params_", {}) or [])
+    lines = [f"profile '{profile.name}': {len(profile.params)} parameters"
+             + (f", {len(free)} fitted" if free else "")]
+    for k in free:
+        p = profile.params[k]
+        se = f" +- {p.stderr:.3g}" if p.stderr is not None and math.isfinite(p.stderr) else ""
+        lines.append(f"  {k:<24} {p.value:10.4g}{se} {p.unit}")
+    if hasattr(fitter, "residual_table_"):          # LocalFitter: log(predicted / measured)
+        res = np.asarray(fitter.residuals_, dtype=float)
+        if res.size:
+            pct = 100 * (np.exp(np.abs(res)) - 1)
+            lines.append(f"  residuals: {res.size} values, median |error| "
+                         f"{float(np.median(pct)):.1f}%, max {float(np.max(pct)):.1f}%")
+    return "\n".join(lines)
+
+
+def _validate(args) -> int:
+    from model.profile import Profile
+
+    from .runs_io import write_rows
+    from .validate import format_report, gate, report_rows, validate
+    profile = Profile.load(args.profile)
+    if args.html:
+        try:
+            import reports
+            writer = reports.write_validation_report
+        except (ImportError, AttributeError) as exc:
+            raise InputError(f"--html needs the reports package with write_validation_report "
+                             f"({exc})", field="--html") from None
+    v = validate(profile, args.runs, kind=args.kind, cluster=args.cluster, n_jobs=args.jobs,
+                 aggregate=args.aggregate, max_interference=args.max_interference,
+                 where=_where(args.where))
+    print(format_report(v, per_row=not args.summary_only))
+    if args.out:
+        header = [c for c in v.rows[0] if not c.startswith("__")]
+        for r in v.rows:
+            header += [c for c in r if c not in header and not c.startswith("__")]
+        write_rows(args.out, header, v.rows)
+        print(f"predictions written to {args.out}", file=sys.stderr)
+    if args.html:
+        from reports import profile_dict
+        writer(report_rows(v), args.html, title=f"Validation of {profile.name}",
+               profile=profile_dict(profile))
+        print(f"report written to {args.html}", file=sys.stderr)
+    if args.max_error is not None:
+        failed = gate(v, args.max_error)
+        if failed:
+            for msg in failed:
+                print(f"FAIL: {msg}", file=sys.stderr)
+            return 1
+        print(f"PASS: every column's median error is within {args.max_error:g}%", file=sys.stderr)
+    return 0
+
+
+def _ingest(args) -> int:
+    from model.scenario import parse_value
+
+    from .farreach_logs import FARREACH_RUNS_COLUMNS, ingest
+    from .runs_io import RunsWriter
+    if not (args.stats or args.server_log or args.client_log):
+        raise InputError("give at least one of --stats, --server-log, --client-log", field="--stats")
+    config: dict[str, Any] = {}
+    for text in args.sets:
+        if "=" not in text:
+            raise InputError(f"expected COLUMN=VALUE, got {text!r}", field="--set")
+        k, raw = text.split("=", 1)
+        config[k.strip()] = parse_value(raw.strip())
+    row = ingest(config, stats=args.stats, server_log=args.server_log,
+                 client_log=args.client_log, wait_stat=args.wait_stat)
+    with RunsWriter(args.out, FARREACH_RUNS_COLUMNS) as w:
+        w.append(row)
+    units = {"mops": "MOPS", "wait_us": "us", "process_us": "us", "send_us": "us",
+             "normalized_x": "x"}
+    shown = ", ".join((f"{k}={row[k]:.4g} {u}" if isinstance(row[k], float) else f"{k}={row[k]} {u}")
+                      for k, u in units.items() if row.get(k) is not None)
+    print(f"appended 1 farreach_runs row to {args.out}: {shown}")
+    return 0

@@ -1,0 +1,213 @@
+"""Run a plan's points on the native KV server and append the results.
+
+:func:`native_run` runs one configuration: it starts a
+:class:`native.Server` in a fresh data directory, warms it up with the same
+workload, resets the statistics, runs the bounded closed-loop load generator
+(``native.run_load``) and turns the stats dicts into a ``local_runs`` row
+(see :mod:`model.local_runs` for the columns).
+
+:func:`run_plan` runs points that are not yet in the output CSV (keyed by
+``config_hash``), one at a time by default because native runs on one
+machine contend for its cores, and appends each row (flush + fsync) as soon
+as its run ends, with a tqdm progress bar. Interrupting it loses at most the
+run in progress; running it again resumes. With a Dask cluster
+(``--cluster``), points go to the cluster's workers (one machine each is the
+sensible set-up) and rows are appended as they come back.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import resource
+import shutil
+import tempfile
+import time
+from typing import Any, Callable, Iterable, Mapping
+
+from model.local_runs import COLUMNS
+from .runs_io import RunsWriter, existing_hashes
+
+Runner = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+BUILD_HINT = ("the native KV server is not built (native._core is missing). Build it with "
+              "`pip install .` (or `pip install -e .`) from the repository root, which compiles "
+              "native/kv with CMake and RocksDB; see docs/native.md")
+
+
+class NativeUnavailable(RuntimeError):
+    """The compiled native module cannot be imported."""
+
+
+def require_native():
+    try:
+        import native
+        native.Server  # noqa: B018  (raises ImportError when _core is missing)
+        native.run_load  # noqa: B018
+    except ImportError as exc:
+        raise NativeUnavailable(f"{BUILD_HINT} ({exc})") from None
+    return native
+
+
+def _cpu_snapshot() -> tuple[float, float, float]:
+    """(machine busy CPU s, this process's CPU s, wall s); busy is NaN without /proc/stat."""
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    try:
+        with open("/proc/stat") as fh:
+            f = [float(x) for x in fh.readline().split()[1:]]
+        # user + nice + system (+ steal); idle, iowait, irq and softirq are left out:
+        # loopback packet processing of our own runs shows up as softirq.
+        busy = (f[0] + f[1] + f[2] + (f[7] if len(f) > 7 else 0.0)) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        busy = float("nan")
+    return busy, ru.ru_utime + ru.ru_stime, time.monotonic()
+
+
+def external_cores(before: tuple, after: tuple) -> float:
+    """Cores kept busy by *other* processes between two snapshots."""
+    wall = after[2] - before[2]
+    if wall <= 0:
+        return float("nan")
+    return max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall)
+
+
+def wait_quiet(below: float = 0.5, timeout_s: float = 30.0, window_s: float = 0.5) -> float:
+    """Wait (up to timeout_s) until other processes use fewer than ``below`` cores."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        a = _cpu_snapshot()
+        time.sleep(window_s)
+        ext = external_cores(a, _cpu_snapshot())
+        if not ext >= below or time.monotonic() > deadline:   # NaN (no /proc) counts as quiet
+            return ext
+
+
+def native_run(config: Mapping[str, Any], quiet_below: float | None = 0.5,
+               quiet_timeout_s: float = 30.0) -> dict[str, Any]:
+    """Run one configuration on the native server; return the measured columns.
+
+    Other processes on the machine distort the run (it measures their
+    contention too), so it first waits up to ``quiet_timeout_s`` for them to
+    use fewer than ``quiet_below`` cores, and records in ``external_cores``
+    how many cores they kept busy during the measured run.
+    """
+    native = require_native()
+    if quiet_below is not None:
+        wait_quiet(quiet_below, quiet_timeout_s)
+    datadir = tempfile.mkdtemp(prefix="kvperf-run-")
+    try:
+        sopts = native.ServerOptions(
+            datadir=datadir, workers=int(config["workers"]),
+            pin_cpus=list(range(int(config.get("cores", 1)))) if int(config.get("pinned", 0)) else [],
+            max_value=max(128, int(config["value_bytes"])),
+            memtable_mb=int(config["memtable_mb"]), flushnum=int(config["flushnum"]),
+            maxnum=int(config["maxnum"]), wal=config["wal"] == "on",
+            transaction_db=config["db"] == "txn", seq_check=str(config["seq_check"]))
+        dist = "zipfian" if config["distribution"] == "zipf" else str(config["distribution"])
+        with native.Server(sopts) as srv:
+            common = dict(targets=srv.addresses(), partition="hash",
+                          threads=int(config["clients"]), read_ratio=float(config["read_ratio"]),
+                          distribution=dist, records=int(config["records"]),
+                          value_size=int(config["value_bytes"]),
+                          timeout_ms=float(config["timeout_ms"]))
+            if float(config.get("warmup_s", 0)) > 0:
+                native.run_load(native.LoadOptions(duration_s=float(config["warmup_s"]),
+                                                   max_requests=int(config["max_requests"]),
+                                                   seed=1000 + int(config.get("repeat", 0)),
+                                                   **common))
+            srv.stats(reset=True)
+            before = _cpu_snapshot()
+            load = native.run_load(native.LoadOptions(
+                duration_s=float(config["duration_s"]), max_requests=int(config["max_requests"]),
+                seed=1 + int(config.get("repeat", 0)), **common))
+            ext = external_cores(before, _cpu_snapshot())
+            stats = srv.stats()
+        out = measured_from_native(load, stats)
+        out["external_cores"] = ext
+        return out
+    finally:
+        shutil.rmtree(datadir, ignore_errors=True)
+
+
+def measured_from_native(load: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, Any]:
+    """Measured local_runs columns from run_load() and Server.stats() dicts."""
+    elapsed = float(load["elapsed_s"])
+    completed = int(load["completed"])
+    workers = stats["workers"]
+    total_rx = sum(w["rx_packets"] for w in workers) or 1
+    busy = [w for w in workers if w["process"]["count"] > 0]
+    wait = [w["wait"]["mean_us"] for w in busy]
+    proc = [w["process"]["mean_us"] for w in busy]
+    return {
+        "mops": completed / elapsed / 1e6 if elapsed > 0 else 0.0,
+        "wait_us": sum(wait) / len(wait) if wait else None,
+        "process_us": sum(proc) / len(proc) if proc else None,
+        "wait_stat": "avg",
+        "send_us": load["send"]["mean_us"],
+        "response_us": load["response"]["mean_us"],
+        "pktloss": int(load["timeouts"]),
+        "false_pos": int(load["false_positives"]),
+        "completed": completed,
+        "elapsed_s": elapsed,
+        "worker_share": "|".join(f"{w['rx_packets'] / total_rx:.4f}" for w in workers),
+        "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def pending_points(points: list[dict[str, Any]], out: str) -> list[dict[str, Any]]:
+    done = existing_hashes(out)
+    return [p for p in points if p["config_hash"] not in done]
+
+
+def run_plan(points: list[dict[str, Any]], out: str, runner: Runner = native_run, *,
+             cluster: Any = None, progress: bool = True,
+             on_row: Callable[[dict[str, Any]], None] | None = None) -> dict[str, int]:
+    """Run the points not yet in ``out``; append each finished run; return counts.
+
+    ``runner(config) -> measured`` is :func:`native_run` unless a test or a
+    different testbed passes its own. A runner exception other than
+    KeyboardInterrupt is recorded nowhere and re-raised after the rows
+    already finished are safely on disk.
+    """
+    todo = pending_points(points, out)
+    counts = {"planned": len(points), "skipped": len(points) - len(todo), "ran": 0}
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=len(points), initial=counts["skipped"], unit="run",
+                   desc="local runs", dynamic_ncols=True)
+    try:
+        with RunsWriter(out, COLUMNS) as writer:
+            for cfg, measured in _execute(todo, runner, cluster):
+                row = {**{k: v for k, v in cfg.items() if k in COLUMNS}, **measured}
+                writer.append(row)
+                counts["ran"] += 1
+                if on_row:
+                    on_row(row)
+                if bar:
+                    mops = measured.get("mops")
+                    bar.set_postfix_str(f"{cfg['id']}: {mops:.4f} MOPS" if mops else cfg["id"])
+                    bar.update(1)
+    finally:
+        if bar:
+            bar.close()
+    return counts
+
+
+def _execute(todo: list[dict[str, Any]], runner: Runner, cluster: Any
+             ) -> Iterable[tuple[dict[str, Any], dict[str, Any]]]:
+    if cluster is None:
+        for cfg in todo:
+            yield cfg, runner(cfg)
+        return
+    from .parallel import as_done, dask_client
+    client, owned = dask_client(cluster)
+    try:
+        futures = [client.submit(runner, cfg, pure=False) for cfg in todo]
+        cfg_of = {f.key: cfg for f, cfg in zip(futures, todo)}
+        for fut in as_done(futures):
+            yield cfg_of[fut.key], fut.result()
+    finally:
+        if owned:
+            client.close()
+

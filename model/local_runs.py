@@ -1,0 +1,142 @@
+"""The ``local_runs`` kind: runs of the native KV server on one machine.
+
+``python -m calibrate run`` writes these rows; this module says how such a
+row becomes a :class:`~model.scenario.Scenario` and which columns the model
+predicts, and registers the kind with :mod:`model.runs` so batch prediction,
+fitting and validation treat it like the reference kinds.
+
+The native set-up differs from the Tofino rack in ways the scenario can
+state: no switch (cache off, clients address each worker directly, hash
+partitioning), one machine whose ``cores`` cores are shared by workers,
+RocksDB background threads *and* the load generator's client threads,
+unpinned workers unless ``pinned`` is 1, and a plain DB unless ``db`` is
+``txn``. The load generator runs on the same machine and keeps about one
+core busy sending and receiving (:data:`CLIENT_CORES`), so the scenario
+gives the workers ``cores - 1`` cores (at least 1): with more busy workers
+than that, the model's core-sharing term stretches their process time, as
+the measurements show (2 workers on this 2-core machine process ~1.5x
+slower than 1).
+
+Columns (configuration, then measured):
+
+========================  ==========================================================
+``id``, ``plan``          row id and the plan it came from
+``repeat``                repetition index of the same configuration
+``workers``               server worker threads (= RocksDB instances)
+``clients``               closed-loop client threads
+``timeout_ms``            client resend timeout, ms
+``memtable_mb`` ...       ``flushnum``, ``maxnum``, ``wal`` (on/off), ``db`` (normal/txn),
+                          ``seq_check`` (disk-get/none/evicted-only)
+``pinned``                1 if workers are pinned to cores
+``distribution``          zipf (YCSB scrambled zipfian 0.99) or uniform
+``read_ratio``            GET fraction
+``records``, ``value_bytes``  key space and PUT value size (B)
+``duration_s``            measured run length bound, s; ``warmup_s`` before it
+``max_requests``          request bound of the measured run
+``cores``                 CPU cores of the machine
+``config_hash``           hash of the configuration columns (resume key)
+``mops``                  replies per second seen by the clients, M/s
+``wait_us``, ``process_us``   server wait / process per ``wait_stat`` (avg over busy workers)
+``send_us``               client sendto() time, us
+``response_us``           client response time, us
+``pktloss``               client timeouts in the run (lost requests or replies)
+``false_pos``             replies that did not match the outstanding request
+``completed``, ``elapsed_s``  requests answered and measured wall time, s
+``worker_share``          per-worker fraction of requests, ``|``-separated
+``external_cores``        cores kept busy by other processes during the run (interference)
+``date``                  when the run ended (UTC, ISO 8601)
+========================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import InputError
+from .predict import predict
+from .profile import Profile
+from .runs import RunKind, _stat, cell, choice, number, register, KINDS
+from .scenario import Scenario
+
+CONFIG_COLUMNS = (
+    "workers", "clients", "timeout_ms", "memtable_mb", "flushnum", "maxnum", "wal", "db",
+    "seq_check", "pinned", "distribution", "read_ratio", "records", "value_bytes",
+    "duration_s", "warmup_s", "max_requests", "cores", "repeat",
+)
+MEASURED_COLUMNS = ("mops", "wait_us", "process_us", "wait_stat", "send_us", "response_us",
+                    "pktloss", "false_pos", "completed", "elapsed_s", "worker_share",
+                    "external_cores", "date")
+COLUMNS = ("id", "plan") + CONFIG_COLUMNS + ("config_hash",) + MEASURED_COLUMNS
+CLIENT_CORES = 1          # cores the co-located load generator keeps busy
+PREDICTED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos")
+
+DISTRIBUTIONS = {"zipf": "zipf", "zipfian": "zipf", "uniform": "uniform"}
+WAL = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False,
+       "flush": True}
+DB = {"normal": "normal", "txn": "txn"}
+SEQ = {"disk-get": "disk-get", "none": "none", "evicted-only": "evicted-only"}
+PINNED = {"0": False, "1": True, "false": False, "true": True}
+
+
+def worker_cores(cores: int) -> int:
+    """Cores left to the workers next to the load generator (0 = unknown: no limit)."""
+    return 0 if cores <= 0 else max(1, cores - CLIENT_CORES)
+
+
+def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
+    """Scenario of one local_runs row (one machine, no switch)."""
+    base = base or Scenario.default()
+    completed = number(row, "completed", 0.0, minimum=0)
+    bound = number(row, "max_requests", 1e5, minimum=1)
+    queries = completed if completed and completed > 0 else bound
+    ch: dict[str, Any] = {
+        "switch.cache": False,
+        "switch.partition": "hash",
+        "servers.count": number(row, "workers", integer=True, minimum=1),
+        "servers.machines": 1,
+        "servers.cores": worker_cores(number(row, "cores", 0, integer=True, minimum=0)),
+        "servers.pinned": choice(row, "pinned", PINNED, "0"),
+        "servers.seq_check": choice(row, "seq_check", SEQ, "disk-get"),
+        "clients.threads": number(row, "clients", integer=True, minimum=1),
+        "clients.timeout_ms": number(row, "timeout_ms", 10.0, minimum=1e-3),
+        "storage.memtable_mb": number(row, "memtable_mb", 64.0, minimum=0.0625),
+        "storage.flushnum": number(row, "flushnum", 1, integer=True, minimum=1),
+        "storage.maxnum": number(row, "maxnum", 2, integer=True, minimum=2),
+        "storage.wal": choice(row, "wal", WAL, "on"),
+        "storage.db": choice(row, "db", DB, "normal"),
+        "workload.distribution": choice(row, "distribution", DISTRIBUTIONS, "zipf"),
+        "workload.read_ratio": number(row, "read_ratio", 0.5, minimum=0.0),
+        "workload.records": number(row, "records", 1_000_000, integer=True, minimum=1),
+        "workload.value_bytes": number(row, "value_bytes", 128, integer=True, minimum=0),
+        "workload.queries_m": max(queries / 1e6, 0.001),
+    }
+    return base.updated(ch)
+
+
+def _predict_local(row: Any, profile: Profile) -> dict[str, Any]:
+    p = predict(local_scenario(row), profile)
+    stat = cell(row, "wait_stat", "avg")
+    if stat not in ("avg", "min", "max", "per-server"):
+        raise InputError(f"{stat!r} is not allowed; allowed: avg, min, max, per-server",
+                         field="wait_stat")
+    shares = [s.share for s in p.servers]
+    return {
+        "pred_mops": p.throughput_mops,
+        "pred_wait_us": _stat([s.wait_us for s in p.servers], shares, stat),
+        "pred_process_us": _stat([s.process_us for s in p.servers], shares, stat),
+        "pred_send_us": p.client.send_us,
+        "pred_pktloss": p.pktloss,
+        "pred_false_pos": p.false_pos,
+    }
+
+
+LOCAL_KIND = RunKind(
+    name="local_runs",
+    signature=frozenset({"workers", "clients", "read_ratio", "config_hash"}),
+    profile="local",
+    measured=PREDICTED,
+    predict_row=_predict_local,
+    description="native KV server runs on one machine (python -m calibrate run)")
+
+if "local_runs" not in KINDS:
+    register(LOCAL_KIND)
