@@ -133,9 +133,13 @@ def _finite(x):
 
 def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
     if args.html:
-        from reports import profile_dict, write_prediction_report
-        write_prediction_report(prediction_json(pred), sc.to_dict(), profile_dict(profile),
-                                args.html)
+        from reports import build_report, profile_dict
+        d = prediction_json(pred)
+        # A simulation also gets its per-second timeline, with stalls shaded.
+        timeline = d.get("details", {}).get("timeline")
+        build_report(args.html, prediction=d, scenario=sc.to_dict(), profile=profile_dict(profile),
+                     timeline=timeline or None,
+                     title=f"{'Simulation' if timeline else 'Prediction'}: {sc.name}")
     if args.json:
         print(json.dumps(prediction_json(pred), indent=1))
     else:
