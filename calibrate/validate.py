@@ -30,26 +30,10 @@ from model.errors import InputError
 from model.profile import Profile
 
 from model import local_runs  # noqa: F401  (registers local_runs in worker processes too)
+from model.units import unit_of
+
 from .parallel import pmap
 from .runs_io import load_runs
-
-UNITS = {
-    "mops": "MOPS", "kops": "Kops/s", "ops": "ops/s", "qps": "queries/s", "best_qps": "queries/s",
-    "pktloss": "packets/run", "false_pos": "packets/run", "normalized_x": "x", "runtime_x": "x",
-    "cache_hit": "fraction", "latency_ns": "ns", "cpu_total_pct": "%", "requests": "requests",
-}
-
-
-def unit_of(col: str) -> str:
-    if col in UNITS:
-        return UNITS[col]
-    for suffix, unit in (("_us", "us"), ("_ns", "ns"), ("_ms", "ms"), ("_s", "s"), ("_pct", "%")):
-        if col.endswith(suffix):
-            return unit
-    if col.startswith(("client_", "server_")):
-        return "us"
-    return ""
-
 
 @dataclass
 class ColumnSummary:

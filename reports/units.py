@@ -15,40 +15,11 @@ the unit is read off the name: a known full name first, then the suffix.
 from __future__ import annotations
 
 import math
-import re
 
-# Whole names (after stripping ``pred_``) whose unit is not in a suffix.
-_NAMED: dict[str, str] = {
-    "mops": "MOPS", "throughput_mops": "MOPS", "kops": "Kops", "ops": "ops/s",
-    "qps": "QPS", "best_qps": "QPS", "offered_qps": "QPS",
-    "qps_limit_per_core": "QPS",
-    "clients": "threads", "client_threads": "threads", "threads": "threads",
-    "servers": "workers", "count": "workers",
-    "server_cores": "cores", "client_cores": "cores", "server_vcpus": "vCPUs",
-    "cores": "cores", "connections": "connections",
-    "conns_per_client": "connections", "conns_per_core": "connections",
-    "flushnum": "memtables", "maxnum": "memtables",
-    "pktloss": "packets", "false_pos": "responses",
-    "requests": "requests", "queries_m": "M queries",
-    "normalized_x": "×", "runtime_x": "×",
-    "cache_hit_ratio": "fraction", "cache_hit": "fraction", "stall_fraction": "fraction",
-    "stalled_frac": "fraction", "share": "fraction", "share_nocache": "fraction",
-    "utilization": "fraction", "load_ratio": "fraction", "read_ratio": "fraction",
-    "loss_rate": "fraction", "zipf_theta": "", "groups": "groups",
-    "replicas": "replicas", "client_machines": "machines",
-    "clients_by_littles_law": "clients", "t_s": "s", "step": "step",
-    "matrix_size": "", "value_bytes": "B", "key_bytes": "B", "payload": "B",
-    "records": "keys", "cache_keys": "keys", "hash_buckets": "buckets",
-    "rcvbuf_kb": "KiB", "bg_threads": "threads",
-}
+from model.units import PER_SERVER as _PER_SERVER, base_name, unit_of
 
-# Suffix rules, tried in order.
-_SUFFIX: list[tuple[str, str]] = [
-    ("_us", "µs"), ("_ns", "ns"), ("_ms", "ms"), ("_s", "s"),
-    ("_mops", "MOPS"), ("_kops", "Kops"), ("_qps", "QPS"), ("_ops", "ops/s"),
-    ("_pct", "%"), ("_mb", "MB"), ("_kb", "KB"), ("_gb", "GB"), ("_bytes", "B"),
-    ("_frac", "fraction"), ("_ratio", "fraction"), ("_x", "×"),
-]
+#: How reports typeset the ASCII units of :mod:`model.units`.
+_DISPLAY = {"us": "µs", "x": "×"}
 
 # Friendlier names for the common measured columns.
 _NAMES: dict[str, str] = {
@@ -64,27 +35,6 @@ _NAMES: dict[str, str] = {
     "servers": "servers", "memtable_mb": "memtable", "timeout_ms": "timeout",
     "queries_m": "queries", "cache_hit_ratio": "cache hit ratio",
 }
-
-_PER_SERVER = re.compile(r"^(.*_(?:us|ms|ns|s))_(\d+)$")
-
-
-def base_name(column: str) -> str:
-    """``pred_wait_us`` -> ``wait_us``; ``wait_us_3`` -> ``wait_us``."""
-    name = column[5:] if column.startswith("pred_") else column
-    m = _PER_SERVER.match(name)
-    return m.group(1) if m else name
-
-
-def unit_for(column: str) -> str:
-    """The unit of a column, inferred from its name ('' when dimensionless/unknown)."""
-    name = base_name(column).lower()
-    if name in _NAMED:
-        return _NAMED[name]
-    for suffix, unit in _SUFFIX:
-        if name.endswith(suffix):
-            return unit
-    return ""
-
 
 def nice_name(column: str) -> str:
     name = base_name(column)
@@ -145,3 +95,9 @@ def _looks_numeric(s: str) -> bool:
         return True
     except ValueError:
         return False
+
+
+def unit_for(column: str) -> str:
+    """The unit of a column as reports show it ('' when dimensionless/unknown)."""
+    u = unit_of(column)
+    return _DISPLAY.get(u, u)
