@@ -9,6 +9,8 @@ plain ASCII here (``us``, ``x``); reports typeset them (``µs``, ``×``).
 'us'
 >>> unit_of("kops")
 'Kops'
+>>> unit_of("server_wait_min")
+'us'
 """
 
 from __future__ import annotations
@@ -66,4 +68,7 @@ def unit_of(column: str) -> str:
     for suffix, unit in SUFFIX:
         if name.endswith(suffix):
             return unit
+    # farreach_breakdown's min/max/avg columns: client_send_avg, server_wait_min, ...
+    if name.startswith(("client_send_", "client_wait_", "server_wait_", "server_process_")):
+        return "us"
     return ""
