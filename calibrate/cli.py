@@ -20,7 +20,7 @@ import shlex
 import sys
 from typing import Any
 
-from model.errors import InputError
+from model.errors import InputError, run_command
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,16 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        return {"run": _run, "fit": _fit, "validate": _validate, "ingest": _ingest}[args.command](args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:        # output piped into head & co.
-        return 0
+    action = {"run": _run, "fit": _fit, "validate": _validate, "ingest": _ingest}[args.command]
+    return run_command(lambda: action(args))
 
 
 # ---------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.optimize import least_squares
 
-from model.errors import InputError
+from model.errors import InputError, run_command
 from model.profile import Param, Profile
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -203,7 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out-dir", default=str(PROFILES), help="where to write <system>.toml")
     ap.add_argument("--print", action="store_true", help="print residuals, write nothing")
     args = ap.parse_args(argv)
-    try:
+
+    def action() -> None:
         names = sorted(_systems()) if args.all else args.system
         if not names:
             raise InputError("give --system NAME or --all", field="--system")
@@ -226,10 +227,8 @@ def main(argv: list[str] | None = None) -> int:
                 out = Path(args.out_dir) / f"{name}.toml"
                 f.profile_.save(out)
                 print(f"  wrote {out}")
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+
+    return run_command(action)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ points catch it, print the message and exit with code 2, never a traceback.
 
 from __future__ import annotations
 
+import sys
+from typing import Callable
+
 
 class InputError(ValueError):
     """Bad input from a user, located as precisely as we can."""
@@ -37,3 +40,21 @@ class InputError(ValueError):
         return InputError(self.detail, source=self.source or source,
                           line=self.line if self.line is not None else line,
                           field=self.field or field)
+
+
+def run_command(action: Callable[[], int | None]) -> int:
+    """Run a command-line action with the toolkit's exit codes.
+
+    Bad input prints one located message and gives 2 (no traceback); Ctrl-C
+    gives 130; a closed output pipe (``| head``) ends quietly.
+    """
+    try:
+        return action() or 0
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0

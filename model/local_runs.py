@@ -55,7 +55,7 @@ from typing import Any
 from .errors import InputError
 from .predict import predict
 from .profile import Profile
-from .runs import RunKind, _stat, cell, choice, number, register, KINDS
+from .runs import KINDS, RunKind, cell, choice, farreach_outputs, number, register, wait_stat
 from .scenario import Scenario
 
 CONFIG_COLUMNS = (
@@ -115,19 +115,10 @@ def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
 
 def _predict_local(row: Any, profile: Profile) -> dict[str, Any]:
     p = predict(local_scenario(row), profile)
-    stat = cell(row, "wait_stat", "avg")
-    if stat not in ("avg", "min", "max", "per-server"):
-        raise InputError(f"{stat!r} is not allowed; allowed: avg, min, max, per-server",
-                         field="wait_stat")
-    shares = [s.share for s in p.servers]
-    return {
-        "pred_mops": p.throughput_mops,
-        "pred_wait_us": _stat([s.wait_us for s in p.servers], shares, stat),
-        "pred_process_us": _stat([s.process_us for s in p.servers], shares, stat),
-        "pred_send_us": p.client.send_us,
-        "pred_pktloss": p.pktloss,
-        "pred_false_pos": p.false_pos,
-    }
+    # the same outputs as the rack's runs, without its cache gain
+    out = farreach_outputs(p, wait_stat(row))
+    out.pop("normalized_x")
+    return {f"pred_{k}": v for k, v in out.items()}
 
 
 LOCAL_KIND = RunKind(

@@ -184,14 +184,19 @@ def farreach_outputs(p: Prediction, stat: str) -> dict[str, Any]:
     }
 
 
-def _runs_row(row: Row, profile: Profile) -> dict[str, Any]:
-    sc = farreach_scenario(row)
-    p = predict(sc, profile)
+def wait_stat(row: Row) -> str:
+    """How a row reports server wait/process: avg, min, max or per-server."""
     stat = cell(row, "wait_stat", "avg")
     if stat not in ("avg", "min", "max", "per-server"):
         raise InputError(f"{stat!r} is not allowed; allowed: avg, min, max, per-server",
                          field="wait_stat")
-    out = {f"pred_{k}": v for k, v in farreach_outputs(p, stat).items()}
+    return stat
+
+
+def _runs_row(row: Row, profile: Profile) -> dict[str, Any]:
+    sc = farreach_scenario(row)
+    p = predict(sc, profile)
+    out = {f"pred_{k}": v for k, v in farreach_outputs(p, wait_stat(row)).items()}
     if sc.switch.cache:
         base = predict(sc.updated({"switch.cache": False}), profile)
         out["pred_runtime_x"] = p.throughput_mops / base.throughput_mops

@@ -27,7 +27,6 @@ from typing import Any
 
 from .page import (build_report, write_prediction_report, write_sweep_report,
                    write_timeline_report, write_validation_report)
-from .systems import write_system_report  # noqa: E402  (one page per reference system)
 
 __all__ = ["build_report", "write_prediction_report", "write_sweep_report",
            "write_validation_report", "write_timeline_report", "profile_dict",
@@ -39,3 +38,12 @@ def profile_dict(profile: Any) -> dict[str, Any]:
     return {"name": profile.name, "meta": dict(profile.meta),
             "params": {k: {"value": p.value, "unit": p.unit, "source": p.source,
                            "stderr": p.stderr} for k, p in profile.params.items()}}
+
+
+def __getattr__(name):
+    # Imported on use: `python -m reports.systems` must not find itself
+    # already imported by the package.
+    if name == "write_system_report":
+        from .systems import write_system_report
+        return write_system_report
+    raise AttributeError(name)

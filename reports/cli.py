@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from model.errors import InputError
+from model.errors import InputError, run_command
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,13 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        if args.cmd == "build":
-            return _build(args)
-        return _check(args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+    return run_command(lambda: _build(args) if args.cmd == "build" else _check(args))
 
 
 def _build(args) -> int:

@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from model.errors import InputError
+from model.errors import InputError, run_command
 from model.profile import Profile
 from model.systems import SYSTEMS, system_of
 from model.systems.base import System
@@ -552,16 +552,14 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"one of {', '.join(sorted(SYSTEMS))} (repeatable; default all)")
     ap.add_argument("--profile", metavar="TOML", help="a profile file instead of the embedded one")
     args = ap.parse_args(argv)
-    try:
+    def action() -> None:
         prof = Profile.load(args.profile) if args.profile else None
         for name in args.system or sorted(SYSTEMS):
             _system(name)
             out = write_system_report(name, Path(args.out) / f"{name}.html", prof)
             print(f"wrote {out}", file=sys.stderr)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    return 0
+
+    return run_command(action)
 
 
 if __name__ == "__main__":

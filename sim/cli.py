@@ -12,7 +12,7 @@ import math
 import sys
 from typing import Any
 
-from model.errors import InputError
+from model.errors import InputError, run_command
 from model.prediction import Prediction
 from model.profile import Profile
 from model.scenario import Scenario
@@ -61,16 +61,7 @@ def load_inputs(args) -> tuple[Scenario, Profile]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    try:
-        if args.command == "predict":
-            return _predict(args)
-        return _simulate(args)
-    except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 
 def _predict(args) -> int:
