@@ -227,7 +227,9 @@ control Ingress(inout headers_t hdr,
         hdr.udp.checksum = 0;
     }
     /* One range entry per server: [lo, hi] of the top 32 key bits (range
-     * partitioning) or of the CRC bucket (hash partitioning). */
+     * partitioning; the control plane splits [0, 2^31), the space YCSB keys
+     * fill, and gives the last server the rest) or of the CRC bucket (hash
+     * partitioning). */
     table partition_tbl {
         key = { meta.part_key : range @name("part_key"); }
         actions = { to_server; drop; }
