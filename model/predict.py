@@ -202,11 +202,13 @@ def _flows(inp: rack.RackInputs, X: float, block_frac: float):
     run_s = inp.queries / (X * 1e6) if X > 0 else 0.0
     writes = X * (1.0 - block_frac) * 1e6 * inp.shares * inp.write_frac
     entry = storage.entry_bytes(sc, inp.profile)
-    machine_mbps = float(writes.sum()) * entry / storage.MIB / sc.servers.machines
+    # Worker i runs on machine i // workers_per_machine (contiguous blocks).
+    machine = np.arange(len(writes)) // inp.workers_per_machine
+    machine_mbps = np.bincount(machine, weights=writes) * entry / storage.MIB
     return [storage.lsm_flow(sc, inp.profile, writes_per_s=float(w),
                              workers_per_machine=inp.workers_per_machine,
-                             machine_write_mbps=machine_mbps, run_s=run_s)
-            for w in writes]
+                             machine_write_mbps=float(machine_mbps[m]), run_s=run_s)
+            for w, m in zip(writes, machine)]
 
 
 def _bottleneck(servers, s, p_loss, fp, inp, latency, block_frac) -> str:

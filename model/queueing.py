@@ -107,6 +107,10 @@ KINDS = ("delay", "fcfs", "multi", "ld")
 #: up to 3 load-dependent stations.
 EXACT_COST_LIMIT = 1.0e7
 
+#: Total fixed-rate demand plus think time below which that part of the
+#: network holds nobody (subnormal times would overflow the recursion).
+TINY = 1e-200
+
 
 # --------------------------------------------------------------------------
 # model language
@@ -333,7 +337,8 @@ def mva_exact(stations: Sequence[Station], population: int,
 
     # --- networks with multi / ld stations: log normalising constants -----
     d_fix = demand[fixed]
-    if think_time + d_fix.sum() > 0:
+    # Times below TINY are zero in any unit; dividing by them would overflow.
+    if think_time + d_fix.sum() > TINY:
         x0, _, _ = _fixed_rate_mva(d_fix, queueing[fixed], think_time, n_pop)
         lg0 = np.concatenate(([0.0], -np.cumsum(np.log(x0))))
     else:

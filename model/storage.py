@@ -189,9 +189,12 @@ def lsm_flow(scenario: Scenario, profile: Profile, *, writes_per_s: float,
     st = scenario.storage
     r = writes_per_s * entry_bytes(scenario, profile) / MIB
     m_mb = st.memtable_mb
-    # Disk bandwidth of a machine is shared by its workers' flushes, and
-    # compaction rewrites each flushed byte `wamp` times.
-    share = profile["disk_mbps"] / max(1, workers_per_machine) / profile["compaction_wamp"]
+    # Disk bandwidth of a machine is shared by its workers' flushes in
+    # proportion to what they write (processor sharing of the disk, as in the
+    # simulator), and compaction rewrites each flushed byte `wamp` times.
+    wpm = max(1, workers_per_machine)
+    frac = max(r / machine_write_mbps, 1.0 / wpm) if machine_write_mbps > 0 else 1.0 / wpm
+    share = profile["disk_mbps"] * min(frac, 1.0) / profile["compaction_wamp"]
     flush_s = profile["flush_fixed_ms"] / 1e3 + st.flushnum * m_mb / share
     capacity = st.flushnum * m_mb / flush_s
     stall = max(0.0, 1.0 - capacity / r) if r > 0 else 0.0

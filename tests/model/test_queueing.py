@@ -450,3 +450,9 @@ def test_solver_validation():
     with pytest.raises(InputError, match="demand"):
         mva([Station("a", "fcfs", 0.0)], 3)
     assert mva(s, 0).throughput == 0.0
+
+
+def test_subnormal_think_time_is_zero():
+    # found by hypothesis: a subnormal think time overflowed the recursion
+    res = mva_exact([Station("s", "multi", 1.0, servers=1)], 1, think_time=2.2250738585e-313)
+    assert res.throughput == pytest.approx(1.0)
