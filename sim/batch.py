@@ -82,7 +82,12 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
     results = []
     for preds in predict_rows(kind, rows, profile, runs, progress):
         for k in preds:
-            if k not in pred_cols and k not in header:
+            if k in header:
+                # Writing over it would lose the user's column; keeping it
+                # would hide the new prediction.
+                raise InputError(f"the input already has a column '{k}' (a previous "
+                                 "prediction?); rename or remove it", source=runs, line=1, field=k)
+            if k not in pred_cols:
                 pred_cols.append(k)
         results.append(preds)
     with open(out, "w", newline="") as fh:

@@ -99,3 +99,11 @@ def test_batch_unknown_header(tmp_path):
     bad.write_text("a,b\n1,2\n")
     p = run("predict", "--runs", str(bad), "--out", str(tmp_path / "o.csv"), check=False)
     assert p.returncode == 2 and "x.csv" in p.stderr and "line 1" in p.stderr
+
+
+def test_batch_refuses_to_overwrite_prediction_columns(tmp_path):
+    first = tmp_path / "p.csv"
+    run("predict", "--runs", str(DATA / "farreach_tuning.csv"), "--out", str(first))
+    p = run("predict", "--runs", str(first), "--out", str(tmp_path / "again.csv"), check=False)
+    assert p.returncode == 2 and "pred_mops" in p.stderr and "p.csv" in p.stderr
+    assert not (tmp_path / "again.csv").exists()
