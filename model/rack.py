@@ -66,6 +66,15 @@ def derive(scenario: Scenario, profile: Profile) -> RackInputs:
                          hash_buckets=sw.hash_buckets,
                          hot_colocation=profile.get("hot_colocation", 0.0))
     shares = np.asarray(ws.shares, dtype=float)
+    hit, norm = float(ws.hit_ratio), float(ws.normalized_x)
+    if sw.cache and sw.mode == "read-only":
+        # NetCache: only reads of cached keys are answered by the switch;
+        # writes to them still reach their server.
+        nocache = np.asarray(ws.shares_nocache, dtype=float)
+        r = w.read_ratio
+        shares = (1.0 - r) * nocache + r * shares
+        hit *= r
+        norm = float(nocache.max() / shares.max()) if shares.max() > 0 else math.inf
     queries = w.queries_m * 1e6
     write_frac = 1.0 - w.read_ratio
     cached = sw.cache_keys * profile.get("cache_scale", 1.0) if sw.cache else 0.0
@@ -78,9 +87,9 @@ def derive(scenario: Scenario, profile: Profile) -> RackInputs:
         costs.append(storage.request_cost(scenario, profile, p_mem=p_mem, flushes=flushes))
     pkt_bytes = profile["rcvbuf_pkt_bytes"]
     return RackInputs(
-        scenario=scenario, profile=profile, hit_ratio=float(ws.hit_ratio),
+        scenario=scenario, profile=profile, hit_ratio=hit,
         shares=shares, shares_nocache=np.asarray(ws.shares_nocache, dtype=float),
-        normalized_x=float(ws.normalized_x),
+        normalized_x=norm,
         send_us=send_us(scenario.clients.threads, profile),
         hit_rtt_us=profile["hit_rtt_us"], miss_rtt_us=profile["miss_rtt_us"],
         timeout_us=scenario.clients.timeout_ms * 1e3,

@@ -111,7 +111,7 @@ def choice(row: Row, col: str, mapping: Mapping[str, Any], default: str | None =
 # FarReach rack
 # ---------------------------------------------------------------------------
 
-SYSTEMS = {"nocache": False, "farreach-nocache": False, "farreach": True}
+SYSTEMS = {"nocache": False, "farreach-nocache": False, "farreach": True, "netcache": True}
 WORKLOADS = {"zipf": "zipf", "uniform": "uniform", "uniform-seq": "sequential"}
 WAL = {"flush": True, "off": False, "on": True}
 RCVBUF_KB = {"default": 208, "large": 16384}
@@ -123,6 +123,7 @@ def farreach_scenario(row: Row, base: Scenario | None = None) -> Scenario:
     base = base or Scenario.default()
     ch: dict[str, Any] = {
         "switch.cache": choice(row, "system", SYSTEMS),
+        "switch.mode": "read-only" if cell(row, "system") == "netcache" else "write-back",
         "servers.count": number(row, "servers", integer=True, minimum=1),
         "clients.threads": number(row, "clients", integer=True, minimum=1),
         "workload.queries_m": number(row, "queries_m", 10.0, minimum=0.001),

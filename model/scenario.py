@@ -60,7 +60,10 @@ class Network:
 @dataclass(frozen=True)
 class Switch:
     """The programmable switch: partitioning and the in-switch cache."""
-    cache: bool = spec(True, doc="in-switch write-back cache on (FarReach) or off (NoCache)")
+    cache: bool = spec(True, doc="in-switch cache on (FarReach, NetCache) or off (NoCache)")
+    mode: str = spec("write-back", choices=("write-back", "read-only"),
+                     doc="write-back (FarReach: hits for reads and writes) or read-only "
+                         "(NetCache: writes to cached keys go to the server)")
     cache_keys: int = spec(10_000, unit="keys", min=0, max=10_000_000,
                            doc="hot keys the switch caches")
     partition: str = spec("range", choices=("range", "hash"),

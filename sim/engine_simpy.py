@@ -73,6 +73,8 @@ class RecordKeys:
             cached = (np.arange(k, dtype=np.int64) * (self.records // k)) % self.records
         self.cached = np.sort(cached)
         self._seq = 0
+        # A read-only cache (NetCache) answers only the reads of cached keys.
+        self.hit_prob = w.read_ratio if sw.mode == "read-only" else 1.0
         # Hot-set placement (workload.shares' hot_colocation): that fraction of
         # the hot set's requests goes to server 0.
         self.colocation = float(profile.get("hot_colocation", 0.0))
@@ -101,6 +103,8 @@ class RecordKeys:
         if len(self.cached):
             pos = np.searchsorted(self.cached, recs)
             hit = (pos < len(self.cached)) & (self.cached[np.minimum(pos, len(self.cached) - 1)] == recs)
+            if self.hit_prob < 1.0:
+                hit &= rng.random(len(recs)) < self.hit_prob
             srv = np.where(hit, -1, srv)
         return srv.astype(np.int64)
 

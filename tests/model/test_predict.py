@@ -93,3 +93,21 @@ def test_more_servers_more_throughput_with_cache(profile):
          for n in (1, 4, 16)]
     assert x[0] < x[1] < x[2]
     assert all(math.isfinite(v) for v in x)
+
+
+def test_read_only_cache_answers_only_reads(profile):
+    """NetCache: hits are the cached keys' reads; their writes still load the servers."""
+    wb = Scenario.default().updated({"servers.count": 4})
+    ro = wb.updated({"switch.mode": "read-only"})
+    nc = wb.updated({"switch.cache": False})
+    inp_wb, inp_ro, inp_nc = (rack.derive(s, profile) for s in (wb, ro, nc))
+    r = wb.workload.read_ratio
+    assert inp_ro.hit_ratio == pytest.approx(r * inp_wb.hit_ratio)
+    assert np.allclose(inp_ro.shares, (1 - r) * inp_nc.shares + r * inp_wb.shares)
+    assert inp_ro.shares.sum() == pytest.approx(1 - inp_ro.hit_ratio)
+    x = [predict(s, profile).throughput_mops for s in (nc, ro, wb)]
+    assert x[0] < x[1] < x[2]
+    # a read-only workload gains as much from either cache
+    reads = {"workload.read_ratio": 1.0}
+    assert rack.derive(ro.updated(reads), profile).hit_ratio == pytest.approx(
+        rack.derive(wb.updated(reads), profile).hit_ratio)

@@ -127,3 +127,16 @@ def test_partition_is_the_switch_reference_models():
             got = workload._servers_of(recs, None, n, mode, switch.HASH_BUCKETS)
             want = [switch.server_of(workload.record_key(int(r)), n, mode) for r in recs]
             assert got.tolist() == want
+
+
+def test_sampled_records_read_only_cache(profile):
+    """NetCache mode: the sampled classes follow the read-only shares."""
+    from sim.engine_simpy import RecordKeys
+    sc = Scenario.default().updated({"servers.count": 4, "switch.mode": "read-only"})
+    inp = rack.derive(sc, profile)
+    cls = RecordKeys(sc, profile).sample(np.random.default_rng(11), 400_000)
+    n = len(cls)
+    se = math.sqrt(inp.hit_ratio * (1 - inp.hit_ratio) / n)
+    assert abs(np.mean(cls == -1) - inp.hit_ratio) <= 4 * se + 1e-3
+    frac = np.bincount(cls[cls >= 0], minlength=4) / n
+    assert np.all(np.abs(frac - inp.shares) <= 4 * np.sqrt(inp.shares / n) + 2e-3)
