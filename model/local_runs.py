@@ -52,10 +52,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InputError
 from .predict import predict
 from .profile import Profile
-from .runs import KINDS, RunKind, cell, choice, farreach_outputs, number, register, wait_stat
+from .runs import KINDS, RunKind, choice, farreach_outputs, number, register, wait_stat
 from .scenario import Scenario
 
 CONFIG_COLUMNS = (

@@ -43,20 +43,3 @@ class Prediction:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-    def wait_stat(self, stat: str) -> str | float:
-        """Server wait as a notes column reports it: avg, min or per-server list."""
-        return _stat([s.wait_us for s in self.servers], stat)
-
-    def process_stat(self, stat: str) -> str | float:
-        return _stat([s.process_us for s in self.servers], stat)
-
-
-def _stat(values: list[float], stat: str):
-    if stat == "min":
-        return min(values)
-    if stat == "max":
-        return max(values)
-    if stat in ("per-server", "list"):
-        return "|".join(f"{v:.3g}" for v in values)
-    return sum(values) / len(values)

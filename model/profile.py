@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import InputError
+from .toml_out import toml_value
 
 
 @dataclass(frozen=True)
@@ -115,35 +116,25 @@ class Profile:
             raise InputError(f"not valid TOML: {exc}", source=src) from None
         return cls.from_mapping(data, source=src)
 
-    def to_toml(self) -> str:
+    def totoml_value(self) -> str:
         out = ["[meta]"]
         for k, v in self.meta.items():
-            out.append(f"{k} = {_toml(v)}")
+            out.append(f"{k} = {toml_value(v)}")
         for k in sorted(self.params):
             p = self.params[k]
             out.append(f"\n[params.{k}]")
             out.append(f"value = {p.value!r}")
-            out.append(f"unit = {_toml(p.unit)}")
-            out.append(f"source = {_toml(p.source)}")
+            out.append(f"unit = {toml_value(p.unit)}")
+            out.append(f"source = {toml_value(p.source)}")
             if p.stderr is not None:
                 out.append(f"stderr = {float(p.stderr)!r}")
         return "\n".join(out) + "\n"
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.to_toml())
+        Path(path).write_text(self.totoml_value())
 
 
 def embedded_profiles() -> list[str]:
     d = resources.files("model").joinpath("profiles")
     return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml"))
 
-
-def _toml(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml(x) for x in v) + "]"
-    s = str(v)
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'

@@ -99,7 +99,7 @@ def derive(scenario: Scenario, profile: Profile) -> RackInputs:
         queries=queries, write_frac=write_frac, costs=tuple(costs))
 
 
-def process_us(inputs: RackInputs, util: np.ndarray, bg_cores: float = 0.0) -> np.ndarray:
+def process_us(inputs: RackInputs, util: np.ndarray) -> np.ndarray:
     """Per-worker process time (us) at utilizations ``util``.
 
     * Low load: a worker that idles between requests runs colder (caches,
@@ -120,7 +120,7 @@ def process_us(inputs: RackInputs, util: np.ndarray, bg_cores: float = 0.0) -> n
         peers = (util.sum() - util) * (wpm - 1) / max(len(util) - 1, 1)
         factor = factor * (1.0 + p["share_penalty"] * peers)
     if sv.cores > 0:
-        runnable = util.sum() / sv.machines + bg_cores
+        runnable = util.sum() / sv.machines
         over = runnable / sv.cores
         if over > 1.0:
             factor = factor * over * (1.0 + p["context_switch_penalty"])

@@ -31,6 +31,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from .errors import InputError
+from .toml_out import toml_value
 
 
 def spec(default, *, unit: str = "", doc: str = "", min=None, max=None,
@@ -224,14 +225,14 @@ class Scenario:
         return out
 
     def to_toml(self) -> str:
-        lines = [f"name = {_toml_value(self.name)}"]
+        lines = [f"name = {toml_value(self.name)}"]
         for sec, cls in SECTIONS.items():
             lines.append(f"\n[{sec}]")
             obj = getattr(self, sec)
             for f in fields(cls):
                 unit = f.metadata.get("unit")
                 comment = f"  # {unit}" if unit else ""
-                lines.append(f"{f.name} = {_toml_value(getattr(obj, f.name))}{comment}")
+                lines.append(f"{f.name} = {toml_value(getattr(obj, f.name))}{comment}")
         return "\n".join(lines) + "\n"
 
 
@@ -339,10 +340,3 @@ def _check_value(cls, f, val, path, source):
         raise bad(f"{val!r} is out of range")
     return val
 
-
-def _toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    return repr(v)

@@ -40,7 +40,6 @@ class RequestCost:
     read_us: float
     write_us: float
     seqcheck_us: float
-    growth_us: float        # part of process_us due to SST files flushed during the run
     p_mem: float            # fraction of server-bound keys found in memtables
     memtable_entries: float  # entries per full memtable
 
@@ -172,13 +171,11 @@ def request_cost(scenario: Scenario, profile: Profile, *, p_mem: float,
     elif sv.seq_check == "seq-cache":
         seq = profile["seqcache_us"]
     write += seq
-    growth = (shape - 1.0) * miss * (r * profile["get_sst_us"]
-                                      + (1.0 - r) * (profile["seqget_sst_us"] if sv.seq_check == "disk-get" else 0.0))
     process = profile["base_us"] + r * read + (1.0 - r) * write
     if not sv.pinned:
         process *= profile["unpinned_factor"]
     return RequestCost(process_us=process, read_us=read, write_us=write,
-                       seqcheck_us=seq, growth_us=growth, p_mem=p_mem,
+                       seqcheck_us=seq, p_mem=p_mem,
                        memtable_entries=entries)
 
 

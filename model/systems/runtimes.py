@@ -35,7 +35,6 @@ QPS-limited runs (``runtimes_limited.csv``; CPU fixed at 3.2 GHz)
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np

@@ -39,7 +39,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 
 from model.blocks import closed_loop, pool_priority, switch_cost, timer_driven
 from model.closed_forms import mg1_priority_nonpreemptive

@@ -23,6 +23,9 @@ def test_toml_round_trip(tmp_path):
     p = tmp_path / "s.toml"
     p.write_text(s.to_toml())
     assert Scenario.from_toml(str(p)) == s
+    odd = s.updated({"name": 'rack "b"\nsecond line \\ end'})
+    p.write_text(odd.to_toml())
+    assert Scenario.from_toml(str(p)) == odd
 
 
 def test_overrides_by_alias_bare_and_dotted():

@@ -3,7 +3,6 @@ Monte Carlo runs."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from model.errors import InputError
+
 from model.profile import Profile
 from model.runs import detect
 from model.systems import SYSTEMS
