@@ -48,11 +48,16 @@ inline void store_u64(uint8_t* p, uint64_t v) { for (int i = 0; i < 8; ++i) p[i]
 
 inline bool is_request_op(uint8_t op) { return op >= OP_GET && op <= OP_LOAD; }
 
-// Parse a request datagram. `max_value` is the configured maximum value size.
-inline ParseResult parse_request(const uint8_t* buf, std::size_t len, std::size_t max_value, Packet& out) {
+// Parse a datagram of either direction: a request (`reply` false) or a
+// reply, whose op carries kReplyFlag. `max_value` is the configured maximum
+// value size; the length rules are the same both ways.
+inline ParseResult parse_datagram(const uint8_t* buf, std::size_t len, std::size_t max_value,
+                                  bool reply, Packet& out) {
     if (len < kHeaderSize) return ParseResult::TooShort;
     out.op = buf[0];
-    if (!is_request_op(out.op)) return ParseResult::BadOp;
+    const bool ok_op = reply ? ((out.op & kReplyFlag) && is_request_op(uint8_t(out.op & 0x7f)))
+                             : is_request_op(out.op);
+    if (!ok_op) return ParseResult::BadOp;
     out.status = buf[1];
     out.vlen = load_u16(buf + 2);
     out.seq = load_u32(buf + 4);
@@ -64,20 +69,14 @@ inline ParseResult parse_request(const uint8_t* buf, std::size_t len, std::size_
     return ParseResult::Ok;
 }
 
-// Parse a reply datagram (the load generator's side); same length rules.
+// Parse a request datagram (the server's side).
+inline ParseResult parse_request(const uint8_t* buf, std::size_t len, std::size_t max_value, Packet& out) {
+    return parse_datagram(buf, len, max_value, false, out);
+}
+
+// Parse a reply datagram (the load generator's side).
 inline ParseResult parse_reply(const uint8_t* buf, std::size_t len, std::size_t max_value, Packet& out) {
-    if (len < kHeaderSize) return ParseResult::TooShort;
-    out.op = buf[0];
-    if (!(out.op & kReplyFlag) || !is_request_op(uint8_t(out.op & 0x7f))) return ParseResult::BadOp;
-    out.status = buf[1];
-    out.vlen = load_u16(buf + 2);
-    out.seq = load_u32(buf + 4);
-    out.req_id = load_u64(buf + 8);
-    std::memcpy(out.key, buf + 16, kKeySize);
-    if (out.vlen > max_value) return ParseResult::TooLong;
-    if (len != kHeaderSize + out.vlen) return ParseResult::LengthMismatch;
-    out.value = buf + kHeaderSize;
-    return ParseResult::Ok;
+    return parse_datagram(buf, len, max_value, true, out);
 }
 
 // Write a header into `buf` (caller guarantees kHeaderSize + vlen bytes);

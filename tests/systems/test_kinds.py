@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-
 from model.profile import Profile
 from model.runs import detect
 from model.systems import SYSTEMS
