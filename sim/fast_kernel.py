@@ -97,6 +97,23 @@ def tree_init(tv, ti, size):
 
 
 @njit(cache=True, inline="always")
+def _deliver(G, hist, cl_att, cl_start, c, a, t, hit):
+    """A response reaches client c: completes its request if it answers the
+    current attempt (True), else it is late or a duplicate (a false positive)."""
+    if a != cl_att[c]:
+        G[G_FP] += 1.0
+        return False
+    lat = t - cl_start[c]
+    G[G_DONE] += 1.0
+    if hit:
+        G[G_HITS] += 1.0
+    G[G_LAT_SUM] += lat
+    G[G_LAT_SQ] += lat * lat
+    _hist_add(hist, lat)
+    return True
+
+
+@njit(cache=True, inline="always")
 def _hist_add(hist, lat):
     if lat <= 0.0:
         b = 0
@@ -217,17 +234,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             a = hit_a[k]
             IS[S_HIT_H] = k + 1 if k + 1 < cap_hit else 0
             IS[S_HIT_N] -= 1
-            if a == cl_att[c]:
-                lat = t - cl_start[c]
-                G[G_DONE] += 1.0
-                G[G_HITS] += 1.0
-                G[G_LAT_SUM] += lat
-                G[G_LAT_SQ] += lat * lat
-                _hist_add(hist, lat)
+            if _deliver(G, hist, cl_att, cl_start, c, a, t, True):
                 send_c = c
                 new_req = True
-            else:
-                G[G_FP] += 1.0
         elif kind == 2:      # a miss reaches its worker's socket
             k = IS[S_ARR_H]
             arr_c_ = arr_c[k]
@@ -242,16 +251,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             a = rsp_a[k]
             IS[S_RSP_H] = k + 1 if k + 1 < cap_rsp else 0
             IS[S_RSP_N] -= 1
-            if a == cl_att[c]:
-                lat = t - cl_start[c]
-                G[G_DONE] += 1.0
-                G[G_LAT_SUM] += lat
-                G[G_LAT_SQ] += lat * lat
-                _hist_add(hist, lat)
+            if _deliver(G, hist, cl_att, cl_start, c, a, t, False):
                 send_c = c
                 new_req = True
-            else:
-                G[G_FP] += 1.0
         elif kind == 4:      # a worker finishes a request
             sl = ti[1]
             s = sl_st[sl]
