@@ -67,21 +67,18 @@ class _State:
 def _inner(inp: rack.RackInputs, delay: float) -> _State:
     """Damped fixed point over utilization, false positives and WAL blocking,
     with clients spending ``delay`` us per request sitting out timeouts."""
-    sc, pf = inp.scenario, inp.profile
+    sc = inp.scenario
     n, N, s, h = inp.servers, sc.clients.threads, inp.shares, inp.hit_ratio
     active = s > 0
-    entry = storage.entry_bytes(sc, pf)
     util, fp, block, X = np.full(n, 0.5), np.zeros(n), 0.0, 0.0
     queue = np.zeros(n)
     service_eff = np.zeros(n)
+    flows = _flows(inp, X, block)
     it = 0
     for it in range(1, MAX_ITER + 1):
         service = rack.process_us(inp, util) + inp.recv_floor_us + inp.gap_us
-        # A worker cannot take writes faster than its flushes drain: the
-        # per-request time is at least the write bytes over flush capacity.
-        flush_floor = np.array([inp.write_frac * entry / (f.capacity_mbps * storage.MIB) * 1e6
-                                for f in _flows(inp, X, block)])
-        service_eff = np.maximum(service, flush_floor)
+        # A worker cannot take writes faster than its flushes drain.
+        service_eff = np.maximum(service, _flush_floor_us(inp, flows))
         demand = s * service_eff * (1.0 + fp)
         think = inp.send_us + h * inp.hit_rtt_us + (1.0 - h) * inp.miss_rtt_us + delay
         res = mva([Station(f"server {i}", "fcfs", float(demand[i])) for i in range(n) if active[i]],
@@ -98,7 +95,8 @@ def _inner(inp: rack.RackInputs, delay: float) -> _State:
         fp_new = np.minimum(fp_new, 0.95)
         # WAL switches block a worker; clients pile up behind it, so the
         # blocked time of every worker is taken off the rack.
-        blocked = [f.switch_fraction for f, a in zip(_flows(inp, res.throughput, block), active) if a]
+        flows = _flows(inp, res.throughput, block)
+        blocked = [f.switch_fraction for f, a in zip(flows, active) if a]
         block_new = 1.0 - float(np.prod([1.0 - b for b in blocked])) if blocked else 0.0
         delta = (abs(res.throughput - X) / res.throughput + float(np.max(np.abs(fp_new - fp)))
                  + float(np.max(np.abs(new_util - util))) + abs(block_new - block))
@@ -129,9 +127,8 @@ def solve(inp: rack.RackInputs) -> Prediction:
     the queues that caused them: the delay they imply falls as the delay
     grows, so ``implied(D) = D`` has one root, found by Brent's method.
     """
-    sc, pf = inp.scenario, inp.profile
+    sc = inp.scenario
     n, N, s, h = inp.servers, sc.clients.threads, inp.shares, inp.hit_ratio
-    entry = storage.entry_bytes(sc, pf)
     st = _inner(inp, 0.0)
     evaluations = st.iterations
     if st.delay_implied > 1e-3 * inp.timeout_us * 1e-6 + 1e-9:
@@ -150,6 +147,7 @@ def solve(inp: rack.RackInputs) -> Prediction:
     proc = rack.process_us(inp, util)
     service = proc + inp.recv_floor_us + inp.gap_us
     flows = _flows(inp, X, block_frac)
+    flush_floor = _flush_floor_us(inp, flows)
     X_rack = X * (1.0 - block_frac)        # requests per us == M ops per second
     servers = []
     for i in range(n):
@@ -161,8 +159,7 @@ def solve(inp: rack.RackInputs) -> Prediction:
             reqs_per_fill = f.fill_s * 1e6 * rate_i if math.isfinite(f.fill_s) else math.inf
             if math.isfinite(reqs_per_fill) and reqs_per_fill > 0:
                 stall_us += f.switch_block_s * 1e6 / reqs_per_fill
-            flush_floor = inp.write_frac * entry / (f.capacity_mbps * storage.MIB) * 1e6
-            stall_us += max(0.0, flush_floor - service[i])
+            stall_us += max(0.0, flush_floor[i] - service[i])
         process = float(proc[i] + stall_us)
         if rate_i > 0:
             wait = max(inp.recv_floor_us, 1.0 / rate_i - process - inp.gap_us)
@@ -195,6 +192,13 @@ def solve(inp: rack.RackInputs) -> Prediction:
             "buffer_pkts": inp.buffer_pkts,
             "iterations": it + 1,
         })
+
+
+def _flush_floor_us(inp: rack.RackInputs, flows) -> np.ndarray:
+    """Least time per request (us) at which a worker's flushes keep up with its
+    writes: the write bytes of a request over its flush capacity."""
+    entry = storage.entry_bytes(inp.scenario, inp.profile)
+    return np.array([inp.write_frac * entry / (f.capacity_mbps * storage.MIB) * 1e6 for f in flows])
 
 
 def _flows(inp: rack.RackInputs, X: float, block_frac: float):
