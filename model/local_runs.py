@@ -98,6 +98,7 @@ def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
         "servers.seq_check": choice(row, "seq_check", SEQ, "disk-get"),
         "clients.threads": number(row, "clients", integer=True, minimum=1),
         "clients.timeout_ms": number(row, "timeout_ms", 10.0, minimum=1e-3),
+        "clients.retry": "strict",          # the native load generator's own rule
         "storage.memtable_mb": number(row, "memtable_mb", 64.0, minimum=0.0625),
         "storage.flushnum": number(row, "flushnum", 1, integer=True, minimum=1),
         "storage.maxnum": number(row, "maxnum", 2, integer=True, minimum=2),

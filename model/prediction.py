@@ -1,15 +1,21 @@
 """What a model says: the prediction.
 
-Both engines, the analytic model (:func:`model.predict.predict`) and the
-simulator (``sim``), return a :class:`Prediction`, so they can be compared
-field by field. Field names carry their units.
+Every solver of the rack (the analytic one and both simulator engines)
+returns a :class:`Prediction`, built the same way from its
+:class:`~model.rack.bottleneck.Outcome` by :func:`from_outcome`, so they can
+be compared field by field. Field names carry their units.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+
+from .rack.bottleneck import Bottleneck, Outcome, classify
 
 
 @dataclass
@@ -33,13 +39,38 @@ class Prediction:
     throughput_mops: float          # replies per second seen by clients, M/s
     cache_hit_ratio: float          # fraction of requests answered by the switch
     normalized_x: float             # workload-determined gain over NoCache
-    bottleneck: str                 # e.g. "server 3 (CPU)" or "clients"
+    bottleneck: Bottleneck          # what limits the rack (kind, workers, share, evidence)
     servers: list[ServerPrediction]
     client: ClientPrediction
     pktloss: float = 0.0            # packets lost per run
-    false_pos: float = 0.0          # duplicate responses per run
-    stall_fraction: float = 0.0     # fraction of time writes are stalled by RocksDB
-    details: dict[str, Any] = field(default_factory=dict)   # engine-specific extras (units in key names)
+    false_pos: float = 0.0          # resent packets per run (the notes' false positives)
+    stall_fraction: float = 0.0     # fraction of worker time writes are stopped or blocked
+    details: dict[str, Any] = field(default_factory=dict)   # solver-specific extras (units in key names)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        d["bottleneck"]["text"] = self.bottleneck.text()
+        return d
+
+
+def from_outcome(spec, outcome: Outcome, engine: str, details: dict[str, Any]) -> Prediction:
+    """The prediction of a solver's outcome on the compiled rack ``spec``."""
+    pl = spec.placement
+    servers = []
+    for i in range(spec.servers):
+        w = float(outcome.wait_us[i])
+        servers.append(ServerPrediction(
+            share=float(pl.shares[i]), utilization=float(min(1.0, outcome.util[i])),
+            wait_us=w if math.isfinite(w) else math.inf, process_us=float(outcome.process_us[i]),
+            share_nocache=float(pl.shares_nocache[i])))
+    n = max(spec.servers, 1)
+    stalled = float((np.sum(outcome.stall_frac) + np.sum(outcome.block_frac)) / n)
+    return Prediction(
+        engine=engine, throughput_mops=float(outcome.throughput_mops),
+        cache_hit_ratio=float(pl.hit_ratio), normalized_x=float(pl.normalized_x),
+        bottleneck=classify(outcome, pl.shares, spec.service.cores, spec.clients.timeout_us / 1e3),
+        servers=servers,
+        client=ClientPrediction(send_us=float(spec.clients.send_us),
+                                latency_us=float(outcome.latency_us)),
+        pktloss=float(outcome.pktloss), false_pos=float(outcome.false_pos),
+        stall_fraction=stalled, details=details)

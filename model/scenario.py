@@ -49,6 +49,10 @@ class Clients:
                         doc="client threads over all client machines")
     timeout_ms: float = spec(1000.0, unit="ms", min=0.0, min_exclusive=True,
                              max=600_000.0, doc="resend timeout")
+    retry: str = spec("farreach", choices=("farreach", "strict"),
+                      doc="which reply completes a request: 'farreach' (FarReach's client: a reply "
+                          "to any attempt of it; a stale reply restarts the wait) or 'strict' (only "
+                          "the latest attempt's reply, as the native load generator)")
 
 
 @dataclass(frozen=True)

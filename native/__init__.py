@@ -4,9 +4,12 @@ The KV part (C++ in native/kv/, module native._core): a UDP key-value server
 over RocksDB with one worker thread, socket and RocksDB instance per
 partition, and a closed-loop YCSB load generator. See docs/native.md.
 
-`import native` works without the compiled module (other compiled components
-may live here too); using a KV name then raises ImportError explaining how
-to build it.
+The analytic solver's MVA recursion (C++ in native/mva/, module
+native._mva): see model/solvers/mva_core.py.
+
+`import native` is light and works without the compiled modules; the KV
+names are loaded on first use, and raise ImportError explaining how to
+build them if they are missing.
 """
 
 from __future__ import annotations
@@ -20,16 +23,22 @@ __all__ = [
     "range_partition", "hash_partition", "parse_request", "OptionError",
 ]
 
-try:
-    from ._core import (OptionError, fnvhash64, hash_partition, key_stream, parse_request,
-                        range_partition, record_key, ycsb_ranks, zipf_ranks)
-    from .api import Server, ServerError, run_load
-except ImportError as _exc:  # not built: fail on use, not on import
-    _IMPORT_ERROR = _exc
+_CORE = {"OptionError", "fnvhash64", "hash_partition", "key_stream", "parse_request",
+         "range_partition", "record_key", "ycsb_ranks", "zipf_ranks"}
+_API = {"Server", "ServerError", "run_load"}
 
-    def __getattr__(name: str):
-        if name in __all__:
+
+def __getattr__(name: str):
+    # The KV module links RocksDB and takes a while to load: it is imported on
+    # first use, so `native._mva` (the analytic solver's recursion) loads alone.
+    if name in _CORE or name in _API:
+        try:
+            from . import _core, api
+        except ImportError as exc:  # not built: fail on use, not on import
             raise ImportError(
-                f"native.{name} needs the compiled module native._core ({_IMPORT_ERROR}); "
-                "build it with `pip install .` or see docs/native.md") from _IMPORT_ERROR
-        raise AttributeError(name)
+                f"native.{name} needs the compiled module native._core ({exc}); "
+                "build it with `pip install .` or see docs/native.md") from exc
+        value = getattr(_core, name) if name in _CORE else getattr(api, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(name)

@@ -1,28 +1,27 @@
 """The reference engine: the rack as SimPy processes.
 
 Readable rather than fast (tens of thousands of requests per wall-second).
-It defines what the compiled engine (:mod:`sim.fast_kernel`) must do; the
-model itself is described in :mod:`sim.run`. Processes:
+It runs the same per-event rules as the compiled engine -- the mechanisms'
+functions in :mod:`model.rack`, called here in plain Python -- with SimPy
+doing the scheduling. Processes:
 
-* ``_client``: one per client thread, closed loop: draw a request, send
-  (``send_us``), wait for the reply or the timer, resend on timeout;
-* ``_deliver`` callbacks: constant network delays, wire loss;
-* ``_worker``: one per server slot, FCFS from its station's receive buffer
-  (a :class:`simpy.Store`; a packet that finds ``buffer_pkts`` waiting and
-  no idle worker is dropped), with RocksDB write stop / slowdown / memtable
-  switch before each write;
-* ``_flush``: per worker, flush jobs on the machine's processor-shared disk
-  (:class:`_DiskPS`);
-* ``_open_source``: Poisson write-backs of evicted keys (or the arrivals of
-  an open queue when there are no clients).
+* ``_client``: one per client thread: draw a request, send, wait for a
+  completing reply, the timer, or (``retry = farreach``) a stale reply that
+  restarts the wait; resend on timeout;
+* delivery callbacks: constant network delays;
+* ``_worker``: one per worker slot, FCFS from its station's receive buffer
+  (a :class:`simpy.Store`), with RocksDB's write stop before a write;
+* background events (flush and compaction jobs on the machines' disks) from
+  :func:`model.rack.lsm.bg_next`, rescheduled whenever the state changes;
+* ``_open_source``: Poisson write-backs of evicted keys (or the requests of
+  an open network).
 
-Keys: with ``keys="records"`` (default when the config carries a
-:class:`RecordKeys`), each request samples an actual YCSB record
-(:func:`model.workload.sample_records`), which is a cache hit when it is
-among the switch's cached records and otherwise goes to its partition's
-server -- the exact workload, against which the class probabilities that
-the fast engine uses are checked. ``keys="classes"`` draws the class from
-the hit ratio and shares, like the fast engine.
+Keys: with a :class:`RecordKeys` sampler (the default when the config has
+one), each request samples an actual YCSB record and is a cache hit when
+that record is cached, else goes to its partition's server -- the exact
+workload, against which the class probabilities the fast engine draws from
+are checked. Without one it draws the class from the hit ratio and shares,
+like the fast engine.
 """
 
 from __future__ import annotations
@@ -33,37 +32,40 @@ import numpy as np
 import simpy
 
 from model import workload
-from .run import HIST_BINS, HIST_LO_DECADE, HIST_PER_DECADE, SimConfig
+from model.rack import clients as cl_mech, lsm as lsm_mech, network as nw_mech, \
+    placement as pl_mech, service as svc_mech
+
+from . import counters
+from .config import SimConfig
 
 __all__ = ["SimpyEngine", "RecordKeys"]
 
 
 class RecordKeys:
-    """Exact key classes: sampled records, the cached set and partitioning.
+    """Exact key classes: sampled records, the cached set and the partitioning
+    of a :class:`model.rack.placement.PlacementSpec`.
 
-    The switch caches the ``round(cache_keys * cache_scale)`` most popular
-    records (as :func:`model.workload.shares` assumes): for zipf the heaviest
-    folded head records; for uniform/sequential an evenly spaced set.
+    The switch caches the ``cached_keys`` most popular records (as
+    :func:`model.workload.shares` assumes): for zipf the heaviest folded head
+    records; for uniform/sequential an evenly spaced set.
     """
 
     BATCH = 8192
 
-    def __init__(self, scenario, profile):
-        w, sw, sv = scenario.workload, scenario.switch, scenario.servers
-        self.records = int(w.records)
-        self.theta = float(w.zipf_theta)
-        self.distribution = w.distribution
-        self.n = sv.count
-        self.partition = sw.partition
-        self.buckets = sw.hash_buckets
-        k = int(round(sw.cache_keys * profile.get("cache_scale", 1.0))) if sw.cache else 0
-        k = min(k, self.records)
+    def __init__(self, pl):
+        self.records = int(pl.records)
+        self.theta = float(pl.zipf_theta)
+        self.distribution = pl.distribution
+        self.n = pl.servers
+        self.partition = pl.partition
+        self.buckets = pl.hash_buckets
+        k = min(int(pl.cached_keys), self.records)
+        fold = None
+        if self.distribution == "zipf" and (k or (pl.hot_colocation > 0 and pl.hot_keys)):
+            fold = workload._fold(self.records, self.theta, None, workload.DEFAULT_HEAD)
         if k == 0:
             cached = np.zeros(0, dtype=np.int64)
-        elif self.distribution == "zipf":
-            # _fold is the workload model's exact head (shared lru_cache); its
-            # first k records are what shares() treats as cached.
-            fold = workload._fold(self.records, self.theta, None, workload.DEFAULT_HEAD)
+        elif fold is not None:
             cached = np.asarray(fold.recs[:k], dtype=np.int64)
             if len(cached) < k:
                 # cache slots beyond the distinct head records: arbitrary tail records
@@ -73,18 +75,12 @@ class RecordKeys:
             cached = (np.arange(k, dtype=np.int64) * (self.records // k)) % self.records
         self.cached = np.sort(cached)
         self._seq = 0
-        # A read-only cache (NetCache) answers only the reads of cached keys.
-        self.hit_prob = w.read_ratio if sw.mode == "read-only" else 1.0
-        # Hot-set placement (workload.shares' hot_colocation): that fraction of
-        # the hot set's requests goes to server 0.
-        self.colocation = float(profile.get("hot_colocation", 0.0))
+        self.hit_prob = pl.read_ratio if pl.read_only else 1.0
+        # hot-set placement: that fraction of the hot set's requests goes to server 0
+        self.colocation = float(pl.hot_colocation)
         self.hot = np.zeros(0, dtype=np.int64)
-        self.hot_server = 0
-        kh = min(int(round(sw.cache_keys * profile.get("cache_scale", 1.0))), self.records)
-        if self.colocation > 0 and kh > 0 and self.distribution == "zipf":
-            fold = workload._fold(self.records, self.theta, None, workload.DEFAULT_HEAD)
-            head = np.asarray(fold.recs[:kh], dtype=np.int64)
-            self.hot = np.sort(head)
+        if self.colocation > 0 and pl.hot_keys and fold is not None:
+            self.hot = np.sort(np.asarray(fold.recs[:pl.hot_keys], dtype=np.int64))
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Classes of n requests: -1 for a cache hit, else the server index."""
@@ -99,7 +95,7 @@ class RecordKeys:
             pos = np.searchsorted(self.hot, recs)
             in_hot = (pos < len(self.hot)) & (self.hot[np.minimum(pos, len(self.hot) - 1)] == recs)
             moved = in_hot & (rng.random(len(recs)) < self.colocation)
-            srv = np.where(moved, self.hot_server, srv)
+            srv = np.where(moved, 0, srv)
         if len(self.cached):
             pos = np.searchsorted(self.cached, recs)
             hit = (pos < len(self.cached)) & (self.cached[np.minimum(pos, len(self.cached) - 1)] == recs)
@@ -107,35 +103,6 @@ class RecordKeys:
                 hit &= rng.random(len(recs)) < self.hit_prob
             srv = np.where(hit, -1, srv)
         return srv.astype(np.int64)
-
-
-class _Counters:
-    def __init__(self, n: int):
-        self.n = n
-        self.reset()
-
-    def reset(self):
-        n = self.n
-        self.g = dict(done=0.0, lat=0.0, lat2=0.0, hits=0.0, fp=0.0, resends=0.0, wire=0.0,
-                      issued=0.0, switches=0.0, flushes=0.0, open_done=0.0, open_resp=0.0)
-        self.arr = np.zeros(n)
-        self.drop = np.zeros(n)
-        self.compl = np.zeros(n)
-        self.busy = np.zeros(n)
-        self.block = np.zeros(n)
-        self.stall = np.zeros(n)
-        self.writes = np.zeros(n)
-        self.hist = np.zeros(HIST_BINS, dtype=np.int64)
-
-    def latency(self, lat: float):
-        self.g["lat"] += lat
-        self.g["lat2"] += lat * lat
-        if lat <= 0:
-            b = 0
-        else:
-            b = int(math.floor(math.log10(lat) * HIST_PER_DECADE)) - HIST_LO_DECADE * HIST_PER_DECADE
-            b = min(max(b, 0), HIST_BINS - 1)
-        self.hist[b] += 1
 
 
 class _Packet:
@@ -146,63 +113,14 @@ class _Packet:
 
 
 class _Client:
-    __slots__ = ("att", "waiting", "start")
+    __slots__ = ("att", "first", "start", "done", "rearm")
 
     def __init__(self):
-        self.att = 0
-        self.waiting = None   # (attempt, event) while a reply is awaited
+        self.att = 0          # attempts sent so far (the current one included)
+        self.first = 0        # first attempt of the outstanding request
         self.start = 0.0
-
-
-class _DiskPS:
-    """A machine's disk, processor-shared by the flush jobs writing to it."""
-
-    def __init__(self, env: simpy.Environment, bytes_per_us: float):
-        self.env = env
-        self.rate = bytes_per_us
-        self.jobs: dict[_Job, float] = {}
-        self.last = 0.0
-        self.version = 0
-
-    def _advance(self):
-        now = self.env.now
-        if self.jobs:
-            done = (now - self.last) * self.rate / len(self.jobs)
-            for j in self.jobs:
-                self.jobs[j] -= done
-        self.last = now
-
-    def _reschedule(self):
-        self.version += 1
-        if not self.jobs:
-            return
-        job = min(self.jobs, key=lambda j: (self.jobs[j], j.seq))
-        delay = max(0.0, self.jobs[job]) * len(self.jobs) / self.rate
-        v = self.version
-        ev = self.env.timeout(delay)
-        ev.callbacks.append(lambda _e: self._finish(job, v))
-
-    def _finish(self, job, version):
-        if version != self.version:
-            return            # the set of jobs changed since this was scheduled
-        self._advance()
-        del self.jobs[job]
-        self._reschedule()
-        job.done.succeed()
-
-    def write(self, nbytes: float, seq: int) -> simpy.Event:
-        self._advance()
-        job = _Job(self.env.event(), seq)
-        self.jobs[job] = nbytes
-        self._reschedule()
-        return job.done
-
-
-class _Job:
-    __slots__ = ("done", "seq")
-
-    def __init__(self, done, seq):
-        self.done, self.seq = done, seq
+        self.done = None      # event: the outstanding request completed
+        self.rearm = None     # event: a stale reply restarted the wait (retry = farreach)
 
 
 class SimpyEngine:
@@ -212,34 +130,31 @@ class SimpyEngine:
         self.cfg = cfg
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
+        np.random.seed(int(seed) & 0x7FFFFFFF)   # the mechanisms' draws (service times)
         n = cfg.stations
-        self.cnt = _Counters(n)
-        ks = getattr(cfg, "keyspace", None)
+        self.G, self.C, self.hist = counters.new_chunk(n)
+        ks = cfg.keyspace
         if keys is None:
             keys = "records" if ks is not None else "classes"
         if keys == "records" and ks is None:
-            raise ValueError("keys='records' needs a config built from a scenario")
+            raise ValueError("keys='records' needs a config with a RecordKeys sampler")
         self.keys = keys
         self._cls_buf = np.zeros(0, dtype=np.int64)
         self._cls_pos = 0
         self._st_cum = np.cumsum(cfg.station_probs / cfg.station_probs.sum())
+        self._st_cum[-1] = 1.0 + 1e-12
         op = cfg.open_probs
-        self._open_cum = np.cumsum(op / op.sum()) if op.sum() > 0 else self._st_cum
+        self._open_cum = np.cumsum(op / op.sum()) if op.sum() > 0 else self._st_cum.copy()
+        self._open_cum[-1] = 1.0 + 1e-12
         self.stores = [simpy.Store(self.env) for _ in range(n)]
         self.buf = np.minimum(cfg.buffer_pkts, cfg.queue_capacity())
         self.busy_slots = np.zeros(n, dtype=np.int64)
-        # LSM state per station, machine counters
-        self.active = np.zeros(n)
-        self.imm = np.zeros(n, dtype=np.int64)
-        self.flushing = np.zeros(n, dtype=bool)
-        self.flush_done = [self.env.event() for _ in range(n)]
-        self.slow_next = np.zeros(n)
         self.m_busy = np.zeros(cfg.machines, dtype=np.int64)
-        self.m_flush = np.zeros(cfg.machines, dtype=np.int64)
-        self.disks = [_DiskPS(self.env, cfg.disk_bytes_per_us) for _ in range(cfg.machines)]
-        self._flush_seq = 0
+        self.ls, self.li, self.mach = lsm_mech.new_state(n, cfg.machines,
+                                                         cfg.lsm_params[lsm_mech.P_MEM], self.rng)
+        self.flush_done = [self.env.event() for _ in range(n)]
+        self._bg_version = 0
         self.in_flight = 0
-        self.shape = 1.0 / cfg.service_cv ** 2
         self.clients = [_Client() for _ in range(cfg.n_clients)]
         starts = np.sort(self.rng.random(cfg.n_clients) * cfg.start_spread_us)
         for c, t0 in enumerate(starts):
@@ -252,62 +167,50 @@ class SimpyEngine:
 
     # ---- random draws ----
     def _draw_class(self) -> int:
-        cfg = self.cfg
         if self.keys == "records":
             if self._cls_pos >= len(self._cls_buf):
-                self._cls_buf = cfg.keyspace.sample(self.rng, RecordKeys.BATCH)
+                self._cls_buf = self.cfg.keyspace.sample(self.rng, RecordKeys.BATCH)
                 self._cls_pos = 0
             k = int(self._cls_buf[self._cls_pos])
             self._cls_pos += 1
             return k
-        if self.rng.random() < cfg.hit_ratio:
-            return -1
-        return int(np.searchsorted(self._st_cum, self.rng.random(), side="right").clip(
-            0, cfg.stations - 1))
-
-    def _service(self, s: int) -> float:
-        mean = float(self.cfg.service_mean_us[s])
-        if mean <= 0:
-            return 0.0
-        if self.shape == 1.0:
-            return float(self.rng.exponential(mean))
-        return float(self.rng.gamma(self.shape, mean / self.shape))
+        return pl_mech.draw_station(self.rng.random(), self.rng.random(), self.cfg.hit_ratio,
+                                    self._st_cum)
 
     # ---- clients and the network ----
     def _client(self, c: int, t0: float):
-        env, cfg, cnt = self.env, self.cfg, self.cnt
+        env, cfg, G = self.env, self.cfg, self.G
         cl = self.clients[c]
         yield env.timeout(t0)
         while True:
             cls = self._draw_class()
-            write = 1 if self.rng.random() < cfg.write_frac else 0
-            cnt.g["issued"] += 1
+            write = 1 if cls >= 0 and self.rng.random() < cfg.write_frac[cls] else 0
+            G[counters.G_ISSUED] += 1
             cl.start = env.now
-            first = True
-            while True:
-                if not first:
-                    cnt.g["resends"] += 1
-                first = False
-                yield env.timeout(cfg.send_us)
+            cl.first = cl.att + 1
+            cl.done = env.event()
+            resend = False
+            while not cl.done.triggered:
+                if resend:
+                    G[counters.G_RESENDS] += 1
                 cl.att += 1
-                reply = env.event()
-                cl.waiting = (cl.att, reply)
+                att = cl.att
+                yield env.timeout(cfg.send_us)
                 if cfg.loss_rate > 0 and self.rng.random() < cfg.loss_rate:
-                    cnt.g["wire"] += 1
+                    G[counters.G_WIRE] += 1
                 elif cls < 0:
-                    self._later(cfg.hit_rtt_us, self._reply, c, cl.att, True)
+                    self._later(cfg.hit_rtt_us, self._reply, c, att, True)
                 else:
-                    self._later(cfg.miss_rtt_us / 2, self._arrive,
-                                _Packet(c, cl.att, cls, write))
-                timer = env.timeout(cfg.timeout_us) if math.isfinite(cfg.timeout_us) else None
-                if timer is None:
-                    yield reply
-                else:
-                    yield reply | timer
-                if reply.triggered:
-                    break            # done; a timeout at the same instant is moot
-                cl.waiting = None    # given up: a late reply is now a false positive
-            cl.waiting = None
+                    self._later(cfg.miss_rtt_us / 2, self._arrive, _Packet(c, att, cls, write))
+                # wait for the reply; a stale reply (retry = farreach) restarts the wait
+                while not cl.done.triggered:
+                    cl.rearm = env.event()
+                    timer = env.timeout(cfg.timeout_us) if math.isfinite(cfg.timeout_us) else None
+                    events = [cl.done, cl.rearm] + ([timer] if timer is not None else [])
+                    yield env.any_of(events)
+                    if cl.done.triggered or not cl.rearm.triggered:
+                        break
+                resend = True
 
     def _later(self, delay: float, fn, *args):
         self.in_flight += 1
@@ -320,23 +223,36 @@ class SimpyEngine:
 
     def _reply(self, c: int, att: int, hit: bool):
         cl = self.clients[c]
-        cnt = self.cnt
-        if cl.waiting is not None and cl.waiting[0] == att and not cl.waiting[1].triggered:
-            cnt.g["done"] += 1
+        G = self.G
+        if cl.done is not None and not cl.done.triggered and \
+                cl_mech.reply_completes(self.cfg.retry, att, cl.att, cl.first):
+            lat = self.env.now - cl.start
+            G[counters.G_DONE] += 1
             if hit:
-                cnt.g["hits"] += 1
-            cnt.latency(self.env.now - cl.start)
-            cl.waiting[1].succeed()
+                G[counters.G_HITS] += 1
+            if att > cl.first:
+                G[counters.G_RETRIED] += 1
+            self._latency(lat)
+            cl.done.succeed()
         else:
-            cnt.g["fp"] += 1         # a reply to an attempt already given up on
+            G[counters.G_STALE] += 1
+            if self.cfg.retry == cl_mech.RETRY_FARREACH and cl.rearm is not None \
+                    and not cl.rearm.triggered and not cl.done.triggered:
+                cl.rearm.succeed()
+
+    def _latency(self, lat: float):
+        self.G[counters.G_LAT] += lat
+        self.G[counters.G_LAT2] += lat * lat
+        self.hist[counters.hist_bin(lat)] += 1
 
     def _arrive(self, pkt: _Packet):
         s = pkt.station
         st = self.stores[s]
-        self.cnt.arr[s] += 1
+        self.C[s, counters.C_ARR] += 1
         pkt.t_arr = self.env.now
-        if len(st.get_queue) == 0 and len(st.items) >= self.buf[s]:
-            self.cnt.drop[s] += 1    # receive buffer full: the client finds out by timeout
+        idle = len(st.get_queue) > 0
+        if not nw_mech.admits(idle, len(st.items), int(self.buf[s])):
+            self.C[s, counters.C_DROP] += 1   # receive buffer full: the client finds out by timeout
             return
         st.put(pkt)
 
@@ -344,100 +260,91 @@ class SimpyEngine:
         env, cfg = self.env, self.cfg
         while True:
             yield env.timeout(float(self.rng.exponential(1.0 / cfg.open_rate_per_us)))
-            s = int(np.searchsorted(self._open_cum, self.rng.random(), side="right").clip(
-                0, cfg.stations - 1))
+            s = pl_mech.draw_station(1.0, self.rng.random(), 0.0, self._open_cum)
             client = -1 if cfg.n_clients == 0 else -3
             self._arrive(_Packet(client, 0, s, int(cfg.open_write)))
 
     # ---- workers and RocksDB ----
     def _worker(self, s: int):
-        env, cfg, cnt = self.env, self.cfg, self.cnt
+        env, cfg, C = self.env, self.cfg, self.C
         m = int(cfg.station_machine[s])
+        p = cfg.lsm_params
         while True:
             pkt = yield self.stores[s].get()
             self.busy_slots[s] += 1
             start = env.now
             extra = 0.0
             if cfg.lsm and pkt.write:
-                while self.imm[s] >= cfg.maxnum:
-                    # write stop: maxnum immutables wait for flush; the worker blocks
+                while True:
+                    status, extra, switched, started = lsm_mech.write_start(
+                        s, m, env.now, p, self.ls, self.li, self.mach, cfg.wal_block_us)
+                    if switched:
+                        self.G[counters.G_SWITCHES] += 1
+                    if started:
+                        self._bg_reschedule()
+                    if status == lsm_mech.GO:
+                        break
+                    # write stop: block until a flush of this instance completes
                     since = env.now
                     yield self.flush_done[s]
-                    cnt.stall[s] += env.now - since
-                if self.active[s] + cfg.entry_bytes > cfg.memtable_bytes:
-                    # memtable full: switch (a new WAL file blocks the worker)
-                    self.imm[s] += 1
-                    self.active[s] = 0.0
-                    cnt.g["switches"] += 1
-                    if cfg.wal:
-                        extra += float(cfg.wal_block_us[m])
-                    self._maybe_flush(s)
-                if (cfg.maxnum > 3 and self.imm[s] >= cfg.maxnum - 1
-                        and self.imm[s] - 1 >= cfg.flushnum):
-                    # write slowdown to the delayed-write rate
-                    st = max(env.now + extra, self.slow_next[s])
-                    extra = st - env.now
-                    self.slow_next[s] = st + cfg.entry_bytes / cfg.slowdown_bytes_per_us
-            work = self._service(s)
+                    C[s, counters.C_STALL] += env.now - since
+            work = svc_mech.draw_service(float(cfg.service_mean_us[s]), cfg.service_shape)
             self.m_busy[m] += 1
             if cfg.cores > 0:
-                run = self.m_busy[m] + min(self.m_flush[m], cfg.bg_cap)
-                if run > cfg.cores:
-                    work *= run / cfg.cores * (1.0 + cfg.ctx_penalty)
-            cnt.block[s] += extra
+                work *= svc_mech.stretch(self.m_busy[m] + self.mach[m, lsm_mech.M_BG],
+                                         cfg.cores, cfg.ctx_penalty)
+            C[s, counters.C_BLOCK] += extra
             yield env.timeout(extra + work)
             self.m_busy[m] -= 1
             self.busy_slots[s] -= 1
-            cnt.compl[s] += 1
-            cnt.busy[s] += env.now - start
+            C[s, counters.C_COMPL] += 1
+            C[s, counters.C_BUSY] += env.now - start
             if pkt.write:
-                cnt.writes[s] += 1
+                C[s, counters.C_WRITES] += 1
                 if cfg.lsm:
-                    self.active[s] += cfg.entry_bytes
+                    lsm_mech.write_done(s, p, self.ls)
             if pkt.client >= 0:
                 self._later(cfg.miss_rtt_us / 2, self._reply, pkt.client, pkt.att, False)
-            else:                    # open packet: eviction write-back, or open-queue mode
+            else:                    # open packet: a write-back, or an open network's request
                 r = env.now - pkt.t_arr
-                cnt.g["open_done"] += 1
-                cnt.g["open_resp"] += r
-                if cfg.n_clients == 0:   # open network: its packets are the requests
-                    cnt.g["done"] += 1
-                    cnt.latency(r)
+                self.G[counters.G_OPEN_DONE] += 1
+                self.G[counters.G_OPEN_RESP] += r
+                if cfg.n_clients == 0:
+                    self.G[counters.G_DONE] += 1
+                    self._latency(r)
 
-    def _maybe_flush(self, s: int):
-        if not self.flushing[s] and self.imm[s] >= self.cfg.flushnum:
-            self.flushing[s] = True
-            self.env.process(self._flush(s))
+    def _bg_reschedule(self):
+        """(Re)schedule the next background event after the state changed."""
+        self._bg_version += 1
+        cfg = self.cfg
+        t, s, kind = lsm_mech.bg_next(cfg.lsm_params, cfg.station_machine, self.ls, self.li,
+                                      self.mach)
+        if kind == lsm_mech.EV_NONE:
+            return
+        v = self._bg_version
+        ev = self.env.timeout(max(0.0, t - self.env.now))
+        ev.callbacks.append(lambda _e: self._bg_fire(v, s, kind))
 
-    def _flush(self, s: int):
-        cfg, cnt = self.cfg, self.cnt
-        m = int(cfg.station_machine[s])
-        taken = int(self.imm[s])          # a flush job takes every immutable present
-        self.m_flush[m] += 1
-        yield self.env.timeout(cfg.flush_fixed_us)
-        self._flush_seq += 1
-        yield self.disks[m].write(taken * cfg.memtable_bytes * float(cfg.wamp[s]), self._flush_seq)
-        self.imm[s] -= taken
-        self.m_flush[m] -= 1
-        cnt.g["flushes"] += 1
-        self.flushing[s] = False
-        done, self.flush_done[s] = self.flush_done[s], self.env.event()
-        done.succeed()
-        self._maybe_flush(s)
+    def _bg_fire(self, version: int, s: int, kind: int):
+        if version != self._bg_version:
+            return              # the state changed since this was scheduled
+        cfg = self.cfg
+        if lsm_mech.bg_event(s, kind, self.env.now, cfg.lsm_params, cfg.station_machine,
+                             self.ls, self.li, self.mach):
+            self.G[counters.G_FLUSHES] += 1
+            done, self.flush_done[s] = self.flush_done[s], self.env.event()
+            done.succeed()
+        elif kind == lsm_mech.EV_COMPACTION:
+            self.G[counters.G_COMPACTIONS] += 1
+        self._bg_reschedule()
 
     # ---- engine interface ----
     def run_until(self, t_us: float) -> dict:
-        self.cnt.reset()
+        self.G[:] = 0.0
+        self.C[:] = 0.0
+        self.hist[:] = 0
         self.env.run(until=t_us)
-        c = self.cnt
-        out = dict(c.g)
-        out.update(arr=c.arr.copy(), drop=c.drop.copy(), compl=c.compl.copy(),
-                   busy=c.busy.copy(), block=c.block.copy(), stall=c.stall.copy(),
-                   writes=c.writes.copy(), hist=c.hist.copy())
-        return out
-
-    def refresh(self) -> None:
-        """Dynamics changed cfg arrays in place; services read them when they start."""
+        return counters.as_dict(self.G, self.C, self.hist)
 
     def end_state(self) -> dict:
         return {"queued": np.array([len(st.items) for st in self.stores]),

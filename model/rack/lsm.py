@@ -1,0 +1,404 @@
+"""RocksDB's write path over time: memtables, flushes, compaction, WAL switches, stalls.
+
+What it means (docs/model.md; each worker owns one RocksDB instance):
+
+* Every write adds ``entry_bytes`` (key, value, seq and skiplist overhead)
+  to the active memtable when it completes. The first write that finds the
+  active memtable full switches memtables: the full one becomes immutable,
+  and with the WAL on a new WAL file is created, which blocks that write for
+  ``wal_block_us`` -- longer while the OS writes back the machine's dirty WAL
+  pages (``wal_switch_ms + wal_switch_ms_per_mbps x machine write MiB/s``,
+  less with a small ``wal_bytes_per_sync``).
+* When no flush runs and at least ``flushnum`` immutables wait, a flush job
+  starts and takes every immutable present (as RocksDB's flush picks all
+  ready memtables). It runs ``flush_fixed_ms`` (SST creation, fsync) and
+  then writes its bytes to the machine's disk, whose ``disk_mbps`` are
+  shared equally by the disk jobs running on that machine.
+* Compaction rewrites each flushed byte ``compaction_wamp - 1`` more times.
+  With one background thread per instance (``servers.bg_threads = 1``) the
+  flush waits for it: the flush job writes ``wamp`` times its bytes. With two
+  or more, compaction runs beside the flush as its own disk job.
+* Writes **stop** (the worker blocks, head of line) while ``maxnum``
+  immutables wait, and are **slowed** to ``slowdown_mbps`` when
+  ``maxnum > 3`` and ``maxnum - 1`` wait (RocksDB's stall rules).
+* Running background jobs are threads: with ``servers.cores`` set they
+  count as runnable on their machine (:mod:`model.rack.service`).
+
+Mean-value form: :func:`wal_block_us` and :func:`flush_cycle` (the periodic
+flush cycle of one instance at a given write rate, with the machine's disk
+shared). Per-event form: :func:`write_start`, :func:`write_done`,
+:func:`bg_next`, :func:`bg_event` over the state arrays of :func:`new_state`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .params import ParamDecl
+
+MIB = 1024.0 * 1024.0
+
+SCENARIO_KEYS = (
+    "storage.memtable_mb", "storage.flushnum", "storage.maxnum", "storage.wal",
+    "storage.wal_bytes_per_sync_mb", "servers.bg_threads",
+    "workload.key_bytes", "workload.value_bytes",
+)
+
+PARAMS = (
+    ParamDecl("entry_overhead_bytes", "B", "memtable bytes per entry besides key, value and seq"),
+    ParamDecl("disk_mbps", "MiB/s", "a machine's disk write bandwidth", lo=0.0, lo_open=True),
+    ParamDecl("compaction_wamp", "x", "bytes written to disk per byte flushed (flush + compaction)",
+              lo=1.0),
+    ParamDecl("flush_fixed_ms", "ms", "fixed part of a flush job (SST creation, fsync)"),
+    ParamDecl("wal_switch_ms", "ms", "creating a new WAL file at a memtable switch"),
+    ParamDecl("wal_switch_ms_per_mbps", "ms/(MiB/s)",
+              "extra WAL-switch time per MiB/s the machine writes (OS write-back)"),
+    ParamDecl("wal_sync_ref_mb", "MiB", "wal_bytes_per_sync below this smooths write-back",
+              lo=0.0, lo_open=True),
+    ParamDecl("slowdown_mbps", "MiB/s", "RocksDB's delayed write rate during a write slowdown",
+              lo=0.0, lo_open=True, default=16.0),
+)
+
+
+@dataclass(frozen=True)
+class LsmSpec:
+    entry_bytes: float
+    memtable_bytes: float
+    flushnum: int
+    maxnum: int
+    wal: bool
+    wal_block_base_us: float          # WAL switch with an idle disk
+    wal_block_us_per_mbps: float      # ... plus this per MiB/s the machine writes
+    flush_fixed_us: float
+    disk_bytes_per_us: float          # per machine
+    wamp: float
+    slowdown_bytes_per_us: float
+    bg_threads: int
+
+    @property
+    def entries(self) -> int:
+        """Writes one memtable takes before it is switched."""
+        return max(1, int(self.memtable_bytes // self.entry_bytes))
+
+    @property
+    def resident_memtables(self) -> float:
+        """Memtables a lookup searches, time-averaged: the active one (half full
+        on average), the immutables waiting for a flush and those being flushed."""
+        return 0.5 + (self.flushnum - 1) / 2.0 + self.flushnum * 0.5
+
+    @property
+    def flush_write_factor(self) -> float:
+        """Disk bytes a flush job writes per memtable byte (compaction folded in
+        when a single background thread serialises the two)."""
+        return self.wamp if self.bg_threads <= 1 else 1.0
+
+
+def entry_bytes(scenario, overhead: float) -> float:
+    w = scenario.workload
+    return w.key_bytes + w.value_bytes + 4 + overhead
+
+
+def compile_lsm(scenario, pr) -> LsmSpec:
+    st = scenario.storage
+    sync = 1.0
+    if st.wal_bytes_per_sync_mb > 0:
+        # smaller wal_bytes_per_sync keeps less dirty WAL data for the switch to wait on
+        sync = min(1.0, st.wal_bytes_per_sync_mb / pr["wal_sync_ref_mb"])
+    return LsmSpec(
+        entry_bytes=entry_bytes(scenario, pr["entry_overhead_bytes"]),
+        memtable_bytes=st.memtable_mb * MIB, flushnum=int(st.flushnum), maxnum=int(st.maxnum),
+        wal=bool(st.wal), wal_block_base_us=pr["wal_switch_ms"] * 1e3,
+        wal_block_us_per_mbps=pr["wal_switch_ms_per_mbps"] * 1e3 * sync,
+        flush_fixed_us=pr["flush_fixed_ms"] * 1e3, disk_bytes_per_us=pr["disk_mbps"] * MIB / 1e6,
+        wamp=pr["compaction_wamp"], slowdown_bytes_per_us=pr["slowdown_mbps"] * MIB / 1e6,
+        bg_threads=int(scenario.servers.bg_threads))
+
+
+def wal_block_us(spec: LsmSpec, machine_write_mbps):
+    """Both forms: a WAL switch blocks its write this long at the machine's write rate."""
+    if not spec.wal:
+        return np.zeros_like(np.asarray(machine_write_mbps, dtype=float))
+    return spec.wal_block_base_us + spec.wal_block_us_per_mbps * np.asarray(machine_write_mbps, float)
+
+
+# ======================================================================
+# per-event form: state arrays and transitions (numba-compatible)
+# ======================================================================
+# float parameters
+P_ENTRY, P_MEM, P_FLUSHNUM, P_MAXNUM, P_WAL, P_FIXED, P_DISK, P_FWF, P_WAMP, P_SLOW, \
+    P_BG, P_N = range(12)
+# per-station floats
+S_ACTIVE, S_FL_END, S_FL_REM, S_CP_REM, S_SLOW_NEXT, S_NF = range(6)
+# per-station ints
+I_IMM, I_TAKEN, I_PHASE, I_NI = range(4)
+# per-machine floats
+M_JOBS, M_LAST, M_BG, M_NM = range(4)
+
+GO, STOP = 0, 1
+EV_NONE, EV_FLUSH_FIXED, EV_FLUSH_DISK, EV_COMPACTION = 0, 1, 2, 3
+
+
+def event_params(spec: LsmSpec) -> np.ndarray:
+    p = np.zeros(P_N)
+    p[P_ENTRY] = spec.entry_bytes
+    p[P_MEM] = spec.memtable_bytes
+    p[P_FLUSHNUM] = spec.flushnum
+    p[P_MAXNUM] = spec.maxnum
+    p[P_WAL] = 1.0 if spec.wal else 0.0
+    p[P_FIXED] = spec.flush_fixed_us
+    p[P_DISK] = spec.disk_bytes_per_us
+    p[P_FWF] = spec.flush_write_factor
+    p[P_WAMP] = spec.wamp
+    p[P_SLOW] = spec.slowdown_bytes_per_us
+    p[P_BG] = spec.bg_threads
+    return p
+
+
+def new_state(stations: int, machines: int, memtable_bytes: float = 0.0, rng=None):
+    """(per-station floats, per-station ints, per-machine floats): no flush or
+    compaction running, no immutables.
+
+    A run starts after its records were loaded, so each instance's active
+    memtable already holds an arbitrary part of a memtable: with ``rng``, the
+    fill levels are drawn uniformly. (Starting them all empty would make every
+    instance switch -- and block on its WAL -- at the same moments.)
+    """
+    ls = np.zeros((stations, S_NF))
+    if rng is not None and memtable_bytes > 0:
+        ls[:, S_ACTIVE] = rng.random(stations) * memtable_bytes
+    return (ls, np.zeros((stations, I_NI), dtype=np.int64), np.zeros((machines, M_NM)))
+
+
+def _flush_start(s, t, p, ls, li, mach, m):
+    li[s, I_TAKEN] = li[s, I_IMM]          # a flush takes every immutable present
+    li[s, I_PHASE] = 1
+    ls[s, S_FL_END] = t + p[P_FIXED]
+    mach[m, M_BG] += 1.0
+
+
+def write_start(s, m, t, p, ls, li, mach, wal_block):
+    """A worker starts a write at time t. Returns (status, extra delay in us,
+    memtable switched?, flush started?). status STOP: the worker must block
+    until a flush of station s completes, then try again."""
+    maxnum = p[P_MAXNUM]
+    if li[s, I_IMM] >= maxnum:
+        return STOP, 0.0, False, False
+    extra = 0.0
+    switched = False
+    started = False
+    if ls[s, S_ACTIVE] + p[P_ENTRY] > p[P_MEM]:
+        li[s, I_IMM] += 1
+        ls[s, S_ACTIVE] = 0.0
+        switched = True
+        if p[P_WAL] != 0.0:
+            extra += wal_block[m]
+        if li[s, I_PHASE] == 0 and li[s, I_IMM] >= p[P_FLUSHNUM]:
+            _flush_start(s, t, p, ls, li, mach, m)
+            started = True
+    imm = li[s, I_IMM]
+    if maxnum > 3 and imm >= maxnum - 1 and imm - 1 >= p[P_FLUSHNUM]:
+        # write slowdown: writes paced to the delayed-write rate
+        st = t + extra
+        if ls[s, S_SLOW_NEXT] > st:
+            st = ls[s, S_SLOW_NEXT]
+        extra = st - t
+        ls[s, S_SLOW_NEXT] = st + p[P_ENTRY] / p[P_SLOW]
+    return GO, extra, switched, started
+
+
+def write_done(s, p, ls):
+    """A write completed: its entry is in the active memtable."""
+    ls[s, S_ACTIVE] += p[P_ENTRY]
+
+
+def _disk_progress(m, t, p, st_mach, ls, li, mach):
+    """Advance machine m's processor-shared disk to time t."""
+    jobs = mach[m, M_JOBS]
+    if jobs > 0.0:
+        done = (t - mach[m, M_LAST]) * p[P_DISK] / jobs
+        if done > 0.0:
+            for s in range(st_mach.shape[0]):
+                if st_mach[s] != m:
+                    continue
+                if li[s, I_PHASE] == 2:
+                    ls[s, S_FL_REM] -= done
+                if ls[s, S_CP_REM] > 0.0:
+                    ls[s, S_CP_REM] -= done
+    mach[m, M_LAST] = t
+
+
+def bg_next(p, st_mach, ls, li, mach):
+    """The next background event: (time, station, kind); kind EV_NONE if none."""
+    best = 1e300
+    bs = -1
+    kind = EV_NONE
+    for s in range(st_mach.shape[0]):
+        m = st_mach[s]
+        ph = li[s, I_PHASE]
+        if ph == 1:
+            if ls[s, S_FL_END] < best:
+                best = ls[s, S_FL_END]
+                bs = s
+                kind = EV_FLUSH_FIXED
+        elif ph == 2:
+            te = mach[m, M_LAST] + max(ls[s, S_FL_REM], 0.0) * mach[m, M_JOBS] / p[P_DISK]
+            if te < best:
+                best = te
+                bs = s
+                kind = EV_FLUSH_DISK
+        if ls[s, S_CP_REM] > 0.0:
+            te = mach[m, M_LAST] + ls[s, S_CP_REM] * mach[m, M_JOBS] / p[P_DISK]
+            if te < best:
+                best = te
+                bs = s
+                kind = EV_COMPACTION
+    return best, bs, kind
+
+
+def bg_event(s, kind, t, p, st_mach, ls, li, mach):
+    """Apply background event ``kind`` of station s at time t. Returns True when
+    a flush completed (immutables freed: stopped writers may retry)."""
+    m = st_mach[s]
+    _disk_progress(m, t, p, st_mach, ls, li, mach)
+    if kind == EV_FLUSH_FIXED:
+        li[s, I_PHASE] = 2
+        ls[s, S_FL_REM] = li[s, I_TAKEN] * p[P_MEM] * p[P_FWF]
+        mach[m, M_JOBS] += 1.0
+        return False
+    if kind == EV_FLUSH_DISK:
+        taken = li[s, I_TAKEN]
+        li[s, I_IMM] -= taken
+        li[s, I_TAKEN] = 0
+        li[s, I_PHASE] = 0
+        ls[s, S_FL_REM] = 0.0
+        mach[m, M_JOBS] -= 1.0
+        mach[m, M_BG] -= 1.0
+        if p[P_BG] >= 2 and p[P_WAMP] > 1.0:
+            # compaction of what was flushed runs beside the next flush
+            if ls[s, S_CP_REM] <= 0.0:
+                ls[s, S_CP_REM] = 0.0
+                mach[m, M_JOBS] += 1.0
+                mach[m, M_BG] += 1.0
+            ls[s, S_CP_REM] += taken * p[P_MEM] * (p[P_WAMP] - 1.0)
+        if li[s, I_IMM] >= p[P_FLUSHNUM]:
+            _flush_start(s, t, p, ls, li, mach, m)
+        return True
+    # compaction finished
+    ls[s, S_CP_REM] = 0.0
+    mach[m, M_JOBS] -= 1.0
+    mach[m, M_BG] -= 1.0
+    return False
+
+
+# ======================================================================
+# mean-value form
+# ======================================================================
+@dataclass(frozen=True)
+class FlushCycle:
+    """The periodic flush cycle of one instance (times in us, per write unless noted)."""
+    stop_us: float            # mean write-stop time per write
+    stop_event_us: float      # length of one stop
+    stops_per_write: float
+    slow_us: float            # mean slowdown delay per write
+    wal_us: float             # mean WAL-switch block per write
+    wal_event_us: float       # length of one WAL-switch block
+    flush_busy: float         # fraction of time a flush job runs
+    flush_disk_busy: float    # ... of which writing to disk
+    compaction_busy: float    # fraction of time compaction runs (own disk job)
+    stop_fraction: float      # fraction of time writes are stopped
+    memtables_per_flush: float
+    cycle_us: float
+
+
+def _level_time(lo: float, hi: float, tau: float, tau_slow: float, slow_from: float) -> float:
+    """Fluid time for the immutable count to rise from lo to hi (< maxnum), at one
+    memtable per tau, or per tau_slow at and above slow_from."""
+    if hi <= lo:
+        return 0.0
+    a = max(0.0, min(hi, slow_from) - lo)
+    b = max(0.0, hi - max(lo, slow_from))
+    return a * tau + b * tau_slow
+
+
+def _rise(start: float, dur: float, tau: float, tau_slow: float, slow_from: float, cap: float):
+    """Immutable count after ``dur`` us from ``start``, and the time spent stopped at cap."""
+    t_cap = _level_time(start, cap, tau, tau_slow, slow_from)
+    if dur >= t_cap:
+        return cap, dur - t_cap
+    # invert the piecewise-linear level time
+    t_norm = _level_time(start, max(start, slow_from), tau, tau_slow, slow_from)
+    if dur <= t_norm:
+        return start + dur / tau, 0.0
+    return max(start, slow_from) + (dur - t_norm) / tau_slow, 0.0
+
+
+def flush_cycle(spec: LsmSpec, writes_per_us: float, disk_share_per_us: float,
+                wal_event_us: float, running_fraction: float = 1.0) -> FlushCycle:
+    """Steady flush cycle of one instance writing ``writes_per_us`` on average.
+
+    Memtables fill deterministically (thousands of writes each) at the write
+    rate while writes flow (``writes_per_us / running_fraction``); a flush job
+    of j memtables takes ``flush_fixed + j x memtable x flush_write_factor /
+    disk_share``. The immutable count rises during a flush; at ``maxnum`` writes
+    stop until it ends, and it drains by j at its end; the next flush starts at
+    once with everything present if that is at least ``flushnum``. The cycle
+    map j -> j' is iterated to its periodic regime and averaged.
+    """
+    E = spec.entries
+    if writes_per_us <= 0:
+        return FlushCycle(0, 0, 0, 0, 0, wal_event_us, 0, 0, 0, 0, 0, math.inf)
+    rate = writes_per_us / max(running_fraction, 1e-6)
+    tau = E / rate
+    pace = E * spec.entry_bytes / spec.slowdown_bytes_per_us
+    slowdown = spec.maxnum > 3
+    tau_slow = max(tau, pace) if slowdown else tau
+    # slowdown applies at imm >= maxnum - 1 (and imm - 1 >= flushnum)
+    slow_from = float(max(spec.maxnum - 1, spec.flushnum + 1)) if slowdown else math.inf
+    cap = float(spec.maxnum)
+    fn = float(spec.flushnum)
+
+    def flush_time(j: float) -> float:
+        return spec.flush_fixed_us + j * spec.memtable_bytes * spec.flush_write_factor / disk_share_per_us
+
+    j = fn
+    stats = []
+    for it in range(60):
+        F = flush_time(j)
+        imm_end, stopped = _rise(j, F, tau, tau_slow, slow_from, cap)
+        left = imm_end - j                       # immutables present when the flush ends
+        if left >= fn:
+            wait, j_next = 0.0, left
+        else:
+            wait, j_next = _level_time(left, fn, tau, tau_slow, slow_from), fn
+        # time in the slowdown zone during this cycle (fluid)
+        slow_t = 0.0
+        if slowdown and tau_slow > tau:
+            hi = min(imm_end, cap)
+            slow_t = max(0.0, hi - max(j, slow_from)) * tau_slow
+        stats.append((j, F, wait, stopped, slow_t))
+        if abs(j_next - j) < 1e-9:
+            break                 # a fixed point: every cycle alike
+        j = j_next
+    tail = stats[-1:] if len(stats) < 60 else stats[-8:]
+    mem = sum(s[0] for s in tail)              # memtables flushed over the averaged cycles
+    total = sum(s[1] + s[2] for s in tail)
+    stop = sum(s[3] for s in tail)
+    slow_t = sum(s[4] for s in tail)
+    busy = sum(s[1] for s in tail)
+    disk = sum(s[1] - spec.flush_fixed_us for s in tail)
+    writes = mem * E
+    n_cyc = len(tail)
+    comp = 0.0
+    if spec.bg_threads >= 2 and spec.wamp > 1.0:
+        comp = min(1.0, mem * spec.memtable_bytes * (spec.wamp - 1.0) / disk_share_per_us / total)
+    slow_per_write = slow_t * (1.0 - tau / tau_slow) / writes if tau_slow > tau else 0.0
+    return FlushCycle(
+        stop_us=stop / writes, stop_event_us=stop / n_cyc, stops_per_write=n_cyc / writes if stop > 0 else 0.0,
+        slow_us=slow_per_write, wal_us=wal_event_us / E if spec.wal else 0.0,
+        wal_event_us=wal_event_us if spec.wal else 0.0,
+        flush_busy=min(1.0, busy / total), flush_disk_busy=min(1.0, disk / total),
+        compaction_busy=comp, stop_fraction=stop / total, memtables_per_flush=mem / n_cyc,
+        cycle_us=total / n_cyc)

@@ -1,0 +1,248 @@
+"""A worker's time per request: RocksDB work, and the CPU it runs on.
+
+What it means (docs/model.md):
+
+* **Storage cost.** A worker spends ``process`` between receiving a request
+  and sending its reply. It is built from the op mix the worker sees (after
+  the switch cache), the fraction of its keys found in the memtables
+  (``p_mem``: the cache removes the hottest keys, so servers behind it see
+  flatter traffic and miss more), the seq-check mode, the WAL, TransactionDB
+  and the skiplist depth (memtable size). Lookups that miss the memtables
+  probe SST files, and every flush adds one: that part grows with
+  ``log2(1 + files flushed so far)`` (``sst_files_factor``), so a long run
+  slows down as its data grows. Unpinned workers pay ``unpinned_factor``.
+* **Load.** A worker that idles between requests runs colder:
+  ``x (1 + idle_penalty (1 - U))``. Busy workers on the same machine contend
+  for what it shares (network stack, memory bandwidth, caches):
+  ``x (1 + share_penalty * busy peers)``. In the simulators both are
+  re-evaluated every simulated second at the utilisations just measured.
+* **Cores.** With ``servers.cores > 0`` per machine, a service that starts
+  while more threads are runnable on its machine (busy workers and running
+  RocksDB background jobs) than there are cores is stretched by
+  ``runnable / cores x (1 + context_switch_penalty)``.
+* Each service also includes the receive call (``recv_floor_us``, reported as
+  wait) and ``server_gap_us`` (neither wait nor process). Service times are
+  gamma distributed with coefficient of variation ``service_cv``.
+
+Mean-value forms: :func:`run_average_cost`, :func:`load_factor`,
+:func:`mean_stretch`. Per-event forms: :func:`cost_at` (per simulated
+second), :func:`load_factor`, :func:`stretch`, :func:`draw_service`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .params import ParamDecl
+
+SCENARIO_KEYS = (
+    "servers.seq_check", "servers.pinned", "servers.cores", "storage.db", "storage.wal",
+    "workload.queries_m",
+)
+
+PARAMS = (
+    ParamDecl("base_us", "us", "per-request work besides RocksDB (parse, reply, bookkeeping)"),
+    ParamDecl("get_mem_us", "us", "a GET found in the memtables"),
+    ParamDecl("get_sst_us", "us", "extra for a GET that probes SST files"),
+    ParamDecl("put_us", "us", "a PUT into the memtable"),
+    ParamDecl("skiplist_us_per_log2", "us/doubling", "extra per doubling of the memtable's "
+              "entries beyond 2^18 (skiplist depth)"),
+    ParamDecl("wal_us", "us/write", "appending a write to the WAL"),
+    ParamDecl("txn_us", "us/write", "TransactionDB's commit over a plain DB"),
+    ParamDecl("seqget_sst_us", "us/write", "a seq-number GET before a write that probes SST files"),
+    ParamDecl("seqcache_us", "us/write", "the in-memory seq cache before a write"),
+    ParamDecl("sst_files_factor", "x/doubling", "SST lookup slowdown per doubling of files flushed"),
+    ParamDecl("unpinned_factor", "x", "process-time factor of workers not pinned to cores", lo=0.0,
+              lo_open=True),
+    ParamDecl("recv_floor_us", "us", "the receive call of a busy worker (part of measured wait)"),
+    ParamDecl("server_gap_us", "us", "per-request worker time in neither wait nor process"),
+    ParamDecl("idle_penalty", "x", "slowdown of a worker that idles between requests, at U = 0"),
+    ParamDecl("share_penalty", "x/busy peer", "slowdown per busy worker on the same machine"),
+    ParamDecl("context_switch_penalty", "x", "extra cost of time-slicing when threads outnumber cores"),
+    ParamDecl("service_cv", "x", "coefficient of variation of a worker's service time", lo=0.0,
+              lo_open=True, default=1.0),
+)
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    flat_us: tuple[float, ...]       # per worker: process time that does not grow with SST files
+    sst_us: tuple[float, ...]        # per worker: the part that grows with log2(1 + files)
+    p_mem: tuple[float, ...]         # per worker: keys found in the memtables
+    sst_factor: float                # growth per doubling of files
+    files_per_write: float           # L0 files one write makes (entry / (memtable x flushnum))
+    writes_per_run: tuple[float, ...]  # per worker: writes over the whole run
+    recv_floor_us: float
+    gap_us: float
+    cv: float
+    idle_penalty: float
+    share_penalty: float
+    cores: int                       # per machine; 0 = enough for every thread
+    ctx_penalty: float
+
+    @property
+    def servers(self) -> int:
+        return len(self.flat_us)
+
+
+def compile_service(scenario, pr, placement, lsm) -> ServiceSpec:
+    """Per-worker costs at the op mix and locality each worker sees."""
+    sv, st, w = scenario.servers, scenario.storage, scenario.workload
+    entries = lsm.memtable_bytes / lsm.entry_bytes
+    depth = max(0.0, math.log2(max(entries, 2.0)) - 18.0)
+    skip = pr["skiplist_us_per_log2"] * depth
+    unpinned = 1.0 if sv.pinned else pr["unpinned_factor"]
+    queries = w.queries_m * 1e6
+    write_base = pr["put_us"] + skip + (pr["wal_us"] if st.wal else 0.0) + \
+        (pr["txn_us"] if st.db == "txn" else 0.0)
+    window_cap = lsm.resident_memtables * entries
+    flat, grow, pmem, wrun = [], [], [], []
+    for i, share in enumerate(placement.shares):
+        wf = placement.write_frac[i]
+        writes = queries * share * wf
+        window = min(window_cap, 0.5 * writes)
+        p = memtable_hit_fraction(w, window, len(placement.shares), placement.cached_keys)
+        miss = 1.0 - p
+        read_flat = pr["get_mem_us"] + skip
+        read_grow = miss * pr["get_sst_us"]
+        seq_flat = seq_grow = 0.0
+        if sv.seq_check == "disk-get":
+            # a GET of the stored seq before each write: cheap in the memtable,
+            # expensive when it has to go to SST files
+            seq_flat, seq_grow = pr["get_mem_us"] + skip, miss * pr["seqget_sst_us"]
+        elif sv.seq_check == "seq-cache":
+            seq_flat = pr["seqcache_us"]
+        r = 1.0 - wf
+        flat.append(unpinned * (pr["base_us"] + r * read_flat + wf * (write_base + seq_flat)))
+        grow.append(unpinned * (r * read_grow + wf * seq_grow))
+        pmem.append(p)
+        wrun.append(writes)
+    return ServiceSpec(
+        flat_us=tuple(flat), sst_us=tuple(grow), p_mem=tuple(pmem),
+        sst_factor=pr["sst_files_factor"],
+        files_per_write=lsm.entry_bytes / (lsm.memtable_bytes * lsm.flushnum),
+        writes_per_run=tuple(wrun), recv_floor_us=pr["recv_floor_us"], gap_us=pr["server_gap_us"],
+        cv=pr["service_cv"], idle_penalty=pr["idle_penalty"], share_penalty=pr["share_penalty"],
+        cores=int(sv.cores), ctx_penalty=pr["context_switch_penalty"])
+
+
+# ---------------------------------------------------------------- storage cost
+def memtable_hit_fraction(w, window_writes: float, servers: int, cached_keys: float) -> float:
+    """Fraction of a worker's requests whose key is in its memtables.
+
+    Keys are written with the same popularity as they are read (YCSB A), so a
+    key of rate q (per server-bound request) is in a window of W writes with
+    probability 1 - exp(-W q w) (Che's approximation), w the write fraction.
+    The server sees the zipfian beyond the cached head, thinned over the
+    servers (each holds a random 1/N of the ranks), so per server it is the
+    global sum with the window scaled by N.
+    """
+    write_frac = 1.0 - w.read_ratio
+    if window_writes <= 0 or write_frac <= 0 or w.distribution == "sequential":
+        return 0.0
+    win = window_writes * servers
+    if w.distribution != "zipf":
+        return float(1.0 - math.exp(-win / w.records))
+    # log-spaced rank bins from the cache edge to YCSB's item count (10^10)
+    items = 1e10
+    lo = max(cached_keys, 0.0) + 1.0
+    edges = np.geomspace(lo, items + 1.0, 401)
+    mid = np.sqrt(edges[:-1] * edges[1:])
+    mass = np.diff(edges) * mid ** (-w.zipf_theta)
+    total = mass.sum()
+    q = mid ** (-w.zipf_theta) / total
+    # ranks beyond the record count fold onto records already hit
+    q = q + mass[mid > w.records].sum() / total / w.records
+    return float(min(1.0, ((mass / total) * (1.0 - np.exp(-win * q))).sum()))
+
+
+def sst_shape_average(files: float) -> float:
+    """Run average of log2(1 + files so far) when files grow linearly in time:
+    ``int_0^1 log2(1 + F t) dt``."""
+    if files <= 1e-9:
+        return 0.0
+    f = files
+    return ((1.0 + f) * math.log1p(f) - f) / (f * math.log(2.0))
+
+
+def run_average_cost(s: ServiceSpec) -> np.ndarray:
+    """Per-worker process time (us) averaged over the run, at no load effects."""
+    out = np.empty(s.servers)
+    for i in range(s.servers):
+        shape = 1.0 + s.sst_factor * sst_shape_average(s.writes_per_run[i] * s.files_per_write)
+        out[i] = s.flat_us[i] + s.sst_us[i] * shape
+    return out
+
+
+def cost_at(s: ServiceSpec, writes_so_far: np.ndarray) -> np.ndarray:
+    """Per-worker process time (us) now, after ``writes_so_far`` writes."""
+    files = np.asarray(writes_so_far, dtype=float) * s.files_per_write
+    return np.asarray(s.flat_us) + np.asarray(s.sst_us) * (1.0 + s.sst_factor * np.log2(1.0 + files))
+
+
+# ---------------------------------------------------------------- load and cores
+def busy_peers(util: np.ndarray, machine_of: np.ndarray) -> np.ndarray:
+    """Per worker: the summed utilisation of the other workers on its machine."""
+    per_machine = np.bincount(machine_of, weights=util)
+    return per_machine[machine_of] - util
+
+
+def load_factor(s: ServiceSpec, util: np.ndarray, machine_of: np.ndarray) -> np.ndarray:
+    """Process-time factor of each worker at utilisations ``util`` (idle slowdown,
+    busy peers); the same function serves the analytic solver and, once per
+    simulated second, the simulators."""
+    u = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
+    return (1.0 + s.idle_penalty * (1.0 - u)) * (1.0 + s.share_penalty * busy_peers(u, machine_of))
+
+
+def stretch(runnable: float, cores: float, ctx_penalty: float) -> float:
+    """Per event: a service starting with ``runnable`` threads (itself included)
+    on a machine of ``cores`` cores runs this many times slower."""
+    if cores <= 0.0 or runnable <= cores:
+        return 1.0
+    return runnable / cores * (1.0 + ctx_penalty)
+
+
+def mean_stretch(s: ServiceSpec, util: np.ndarray, machine_of: np.ndarray,
+                 bg_running: np.ndarray) -> np.ndarray:
+    """Mean of :func:`stretch` at a service start of each worker, its peers busy
+    independently with their utilisations and ``bg_running[m]`` background jobs
+    (mean, taken as Poisson) running on machine m."""
+    n = len(util)
+    if s.cores <= 0:
+        return np.ones(n)
+    out = np.ones(n)
+    u = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
+    for m in np.unique(machine_of):
+        idx = np.nonzero(machine_of == m)[0]
+        bg = float(bg_running[m]) if m < len(bg_running) else 0.0
+        # distribution of busy peers + background jobs for each worker of the machine
+        for i in idx:
+            peers = u[idx[idx != i]]
+            dist = np.zeros(len(peers) + 1)
+            dist[0] = 1.0
+            for p in peers:                 # Poisson-binomial by convolution
+                dist[1:] = dist[1:] * (1 - p) + dist[:-1] * p
+                dist[0] *= (1 - p)
+            kmax = int(bg + 10.0 * math.sqrt(bg + 1.0)) + 1
+            ks = np.arange(kmax + 1)
+            pois = np.exp(ks * math.log(bg) - bg - np.array([math.lgamma(k + 1) for k in ks])) \
+                if bg > 0 else (ks == 0).astype(float)
+            run = 1 + np.add.outer(np.arange(len(dist)), ks)
+            probs = np.outer(dist, pois)
+            factor = np.where(run > s.cores, run / s.cores * (1.0 + s.ctx_penalty), 1.0)
+            out[i] = float((probs * factor).sum() / probs.sum())
+    return out
+
+
+# ---------------------------------------------------------------- per-event draw
+def draw_service(mean: float, shape: float) -> float:
+    """A gamma service time of the given mean and shape = 1 / cv^2."""
+    if mean <= 0.0:
+        return 0.0
+    if shape == 1.0:
+        return np.random.exponential(mean)
+    return np.random.gamma(shape, mean / shape)

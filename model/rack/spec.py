@@ -1,0 +1,53 @@
+"""The compiled rack: Scenario + Profile -> RackSpec, a closed description in plain numbers.
+
+:func:`compile_rack` is the only place where raw settings (a
+:class:`~model.scenario.Scenario`) meet calibrated numbers (a
+:class:`~model.profile.Profile`). Each mechanism module compiles its own
+section from the scenario keys and profile parameters it declares; the
+solvers (:mod:`model.solvers.analytic`, :mod:`sim`) read only the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..profile import Profile
+from ..scenario import Scenario
+from .clients import ClientSpec, compile_clients
+from .lsm import LsmSpec, compile_lsm
+from .network import NetworkSpec, compile_network
+from .params import ProfileReader
+from .placement import PlacementSpec, compile_placement
+from .service import ServiceSpec, compile_service
+
+
+@dataclass(frozen=True)
+class RackSpec:
+    """One configuration of the rack, as every solver sees it."""
+    name: str
+    clients: ClientSpec
+    network: NetworkSpec
+    placement: PlacementSpec
+    service: ServiceSpec
+    lsm: LsmSpec
+    queries: float              # requests in the run (sets its length and data volume)
+    profile_name: str
+
+    @property
+    def servers(self) -> int:
+        return self.placement.servers
+
+
+def compile_rack(scenario: Scenario, profile: Profile) -> RackSpec:
+    pr = ProfileReader(profile)
+    lsm = compile_lsm(scenario, pr)
+    placement = compile_placement(scenario, pr)
+    return RackSpec(
+        name=scenario.name,
+        clients=compile_clients(scenario, pr),
+        network=compile_network(scenario, pr),
+        placement=placement,
+        service=compile_service(scenario, pr, placement, lsm),
+        lsm=lsm,
+        queries=scenario.workload.queries_m * 1e6,
+        profile_name=profile.name)

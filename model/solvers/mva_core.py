@@ -1,0 +1,107 @@
+"""The closed-network recursion the analytic solver runs on every iteration.
+
+One class of N clients cycles through a delay (think time Z) and single-server
+FCFS stations, visiting station i ``v[i]`` times per cycle. Per visit a
+client's residence at station i is
+
+    r_i(n) = (S_i + A_i Q_i(n-1) + C_i U_i(n-1)) / (1 - Uo_i) + V_i
+
+* ``S_i``: the client's own mean service;
+* ``A_i``: the work each client already there brings with it -- its own
+  service plus any duplicate packets it left behind (resends that are still
+  served);
+* ``C_i``: the residual correction for service that is not exponential
+  (Reiser): the customer in service has ``E[S^2] / 2E[S]`` left rather than
+  ``E[S]``, so ``C = E[S^2] / 2E[S] - S``; it is 0 for exponential service;
+* ``Uo_i``: utilisation by an open class (write-backs no client waits for),
+  which slows the station for the clients;
+* ``V_i``: a delay per visit from rare, long blocks of the worker (WAL
+  switches, write stops), computed by the caller for a finite population
+  (:func:`block_delay`).
+
+With ``A = S`` and ``C = Uo = 0`` this is exact MVA for a product-form
+network (the arrival theorem); the other terms are the standard mean-value
+extensions. ``U_i(n) = X(n) v_i A_i``. The recursion also returns
+``X(1..N)``, from which the product-form queue-length tails follow:
+``P(an arrival sees >= k) = D^k prod_{j=1..k} X(N - j)`` with ``D = v A / (1-Uo)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # the compiled recursion (native/mva), when built
+    from native import _mva as _compiled
+except ImportError:  # pragma: no cover - a source checkout without the build
+    _compiled = None
+
+
+def recursion(v, S, A, C, Uo, V, Z: float, N: int):
+    """Run n = 1..N. Returns (X history, residence per visit, queue, utilisation).
+
+    Uses the compiled recursion (native/mva) when it is built, else
+    :func:`recursion_numpy`; both compute the same numbers."""
+    if _compiled is not None:
+        return _compiled.recursion(v, S, A, C, Uo, V, float(Z), int(N))
+    return recursion_numpy(v, S, A, C, Uo, V, Z, N)
+
+
+def recursion_numpy(v: np.ndarray, S: np.ndarray, A: np.ndarray, C: np.ndarray, Uo: np.ndarray,
+                    V: np.ndarray, Z: float, N: int):
+    """The reference implementation of :func:`recursion` (a loop over n in numpy)."""
+    m = len(v)
+    q = np.zeros(m)
+    u = np.zeros(m)
+    x_hist = np.empty(N)
+    slow = 1.0 / np.maximum(1.0 - Uo, 1e-9)
+    vA = v * A
+    r = S * slow
+    for n in range(1, N + 1):
+        r = (S + A * q + C * u) * slow + V
+        x = n / (Z + float(np.dot(v, r)))
+        q = x * v * r
+        u = x * vA
+        x_hist[n - 1] = x
+    return x_hist, r, q, u
+
+
+def block_delay(rate: np.ndarray, length: np.ndarray, arrivals: np.ndarray,
+                free: np.ndarray) -> np.ndarray:
+    """Mean delay per visit that blocks of a worker cause to the clients arriving
+    while it is blocked.
+
+    Blocks of ``length`` us occur ``rate`` times per us; clients arrive at
+    ``arrivals`` per us from ``free`` clients elsewhere, each coming back at
+    ``nu = arrivals / free``. During a block the clients stuck behind it grow
+    as ``free (1 - exp(-nu t))``, so one block holds them for
+    ``W = free (L - (1 - exp(-nu L)) / nu)`` client-us in all: ``arrivals L^2 / 2``
+    when few clients arrive during it (the M/G/1 residual), ``free L`` when
+    every free client ends up behind it. Per visit: ``rate W / arrivals``.
+    """
+    out = np.zeros_like(np.asarray(rate, dtype=float))
+    ok = (rate > 0) & (length > 0) & (arrivals > 0) & (free > 0)
+    nu = np.where(ok, arrivals / np.where(free > 0, free, 1.0), 1.0)
+    L = np.where(ok, length, 0.0)
+    x = nu * L
+    # free (L - (1 - e^-x)/nu) = free L (1 - (1 - e^-x)/x), stable for small x
+    frac = np.where(x > 1e-6, 1.0 - (-np.expm1(-x)) / np.where(x > 1e-6, x, 1.0), x / 2.0)
+    W = free * L * frac
+    out[ok] = (rate * W / np.where(arrivals > 0, arrivals, 1.0))[ok]
+    return out
+
+
+def arrival_tail(x_hist: np.ndarray, D: float, kmax: int) -> np.ndarray:
+    """P(an arrival at a station of demand D sees at least k clients), k = 0..kmax,
+    in the product-form network whose throughputs are ``x_hist`` (population N)."""
+    N = len(x_hist)
+    kmax = min(kmax, N - 1)
+    out = np.zeros(kmax + 1)
+    out[0] = 1.0
+    if kmax <= 0 or D <= 0:
+        return out
+    # X(N-1), X(N-2), ..., X(N-kmax)
+    xs = x_hist[N - 2::-1][:kmax] if N >= 2 else np.zeros(0)
+    with np.errstate(divide="ignore"):
+        logp = np.cumsum(np.log(D) + np.log(np.maximum(xs, 1e-300)))
+    out[1:len(logp) + 1] = np.exp(np.minimum(logp, 0.0))
+    return out

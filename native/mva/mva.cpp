@@ -1,0 +1,77 @@
+#include "mva.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mva {
+
+Result recursion(const double* v, const double* S, const double* A, const double* C,
+                 const double* Uo, const double* V, std::size_t m, double Z, long N) {
+    Result res;
+    res.x_hist.assign(static_cast<std::size_t>(std::max(N, 0L)), 0.0);
+    res.r.assign(m, 0.0);
+    res.q.assign(m, 0.0);
+    res.u.assign(m, 0.0);
+    std::vector<double> slow(m), vA(m);
+    for (std::size_t i = 0; i < m; ++i) {
+        slow[i] = 1.0 / std::max(1.0 - Uo[i], 1e-9);
+        vA[i] = v[i] * A[i];
+        res.r[i] = S[i] * slow[i];
+    }
+    for (long n = 1; n <= N; ++n) {
+        double cycle = Z;
+        for (std::size_t i = 0; i < m; ++i) {
+            res.r[i] = (S[i] + A[i] * res.q[i] + C[i] * res.u[i]) * slow[i] + V[i];
+            cycle += v[i] * res.r[i];
+        }
+        const double x = static_cast<double>(n) / cycle;
+        for (std::size_t i = 0; i < m; ++i) {
+            res.q[i] = x * v[i] * res.r[i];
+            res.u[i] = x * vA[i];
+        }
+        res.x_hist[static_cast<std::size_t>(n - 1)] = x;
+    }
+    return res;
+}
+
+Result schweitzer(const double* v, const double* S, const double* A, const double* C,
+                  const double* Uo, const double* V, std::size_t m, double Z, long N,
+                  double tol, int max_iter) {
+    Result res;
+    res.x_hist.assign(1, 0.0);
+    res.r.assign(m, 0.0);
+    res.q.assign(m, 0.0);
+    res.u.assign(m, 0.0);
+    if (N <= 0) return res;
+    std::vector<double> slow(m);
+    const double n = static_cast<double>(N);
+    const double f = (n - 1.0) / n;
+    for (std::size_t i = 0; i < m; ++i) {
+        slow[i] = 1.0 / std::max(1.0 - Uo[i], 1e-9);
+        res.q[i] = n / static_cast<double>(m);          // spread the clients to start
+    }
+    double x = 0.0;
+    for (int it = 0; it < max_iter; ++it) {
+        double cycle = Z;
+        for (std::size_t i = 0; i < m; ++i) {
+            const double q_seen = f * res.q[i];
+            const double u_seen = f * x * v[i] * A[i];
+            res.r[i] = (S[i] + A[i] * q_seen + C[i] * u_seen) * slow[i] + V[i];
+            cycle += v[i] * res.r[i];
+        }
+        const double x_new = n / cycle;
+        double worst = std::abs(x_new - x) / x_new;
+        for (std::size_t i = 0; i < m; ++i) {
+            const double q_new = x_new * v[i] * res.r[i];
+            worst = std::max(worst, std::abs(q_new - res.q[i]) / n);
+            res.q[i] = q_new;
+            res.u[i] = x_new * v[i] * A[i];
+        }
+        x = x_new;
+        if (worst < tol) break;
+    }
+    res.x_hist[0] = x;
+    return res;
+}
+
+}  // namespace mva

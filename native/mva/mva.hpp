@@ -1,0 +1,28 @@
+// Closed-network mean value analysis for the analytic solver (model/solvers/mva_core.py
+// holds the reference implementation and the equations; this is the same recursion,
+// compiled). No Python headers here: bindings.cpp wraps it.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+namespace mva {
+
+struct Result {
+    std::vector<double> x_hist;   // throughput at populations 1..N
+    std::vector<double> r;        // residence per visit at population N
+    std::vector<double> q;        // mean clients per station at N
+    std::vector<double> u;        // utilisation per station at N
+};
+
+// r_i(n) = (S_i + A_i Q_i(n-1) + C_i U_i(n-1)) / (1 - Uo_i) + V_i
+// X(n)   = n / (Z + sum_i v_i r_i(n)),  Q_i(n) = X(n) v_i r_i(n),  U_i(n) = X(n) v_i A_i
+Result recursion(const double* v, const double* S, const double* A, const double* C,
+                 const double* Uo, const double* V, std::size_t m, double Z, long N);
+
+// Schweitzer-Bard approximation of the same network at population N only:
+// Q_i(N-1) ~ (N-1)/N Q_i(N), iterated to a fixed point. x_hist holds X(N) alone.
+Result schweitzer(const double* v, const double* S, const double* A, const double* C,
+                  const double* Uo, const double* V, std::size_t m, double Z, long N,
+                  double tol, int max_iter);
+
+}  // namespace mva
