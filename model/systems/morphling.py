@@ -35,6 +35,7 @@ from typing import Any
 from model.blocks import any_replica_stations, closed_loop, quorum_wait
 from model.errors import InputError
 from model.profile import Profile
+from model.uncertainty import with_intervals
 from model.runs import RunKind, choice, number, register
 
 from .base import ParamSpec, System, register_system
@@ -163,19 +164,26 @@ def _go_control_row(row, profile: Profile) -> dict[str, Any]:
 C_KIND = register(RunKind(
     name="morphling_c",
     signature=frozenset({"read_mode", "client_threads", "groups", "replicas", "kops"}),
-    profile="morphling-c", measured=("kops",), predict_row=_c_row,
+    profile="morphling-c", measured=("kops",),
+    predict_row=with_intervals(_c_row, "morphling_c"),
+    extra={"curve": {"by": ("read_mode", "groups", "replicas", "value_bytes"),
+                     "order": "client_threads"}},
     description="Morphling (C) read throughput vs client threads"))
 
 GO_KIND = register(RunKind(
     name="morphling_go",
     signature=frozenset({"read_mode", "conns_per_client", "client_machines", "latency_ns", "ops"}),
-    profile="morphling-go", measured=("ops", "latency_ns"), predict_row=_go_row,
+    profile="morphling-go", measured=("ops", "latency_ns"),
+    predict_row=with_intervals(_go_row, "morphling_go"),
+    extra={"curve": {"by": ("read_mode", "client_machines"), "order": "conns_per_client"}},
     description="Morphling (Go) fixed-connection series"))
 
 GO_CONTROL_KIND = register(RunKind(
     name="morphling_go_control",
     signature=frozenset({"read_mode", "step", "ops", "latency_us", "clients_by_littles_law"}),
-    profile="morphling-go", measured=("ops", "latency_us"), predict_row=_go_control_row,
+    profile="morphling-go", measured=("ops", "latency_us"),
+    predict_row=with_intervals(_go_control_row, "morphling_go_control"),
+    extra={"curve": {"by": ("series",), "order": "step"}},
     description="Morphling (Go) controller series stepping up clients"))
 
 

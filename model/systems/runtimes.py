@@ -42,6 +42,7 @@ import numpy as np
 from model.blocks import closed_loop, contention_factor, scaling_factor
 from model.errors import InputError
 from model.profile import Profile
+from model.uncertainty import with_intervals
 from model.runs import RunKind, cell, choice, number, register
 
 from .base import ParamSpec, System, register_system
@@ -195,19 +196,27 @@ CURVES_KIND = register(RunKind(
     name="runtimes_curves",
     signature=frozenset({"runtime", "server_cores", "payload", "connections", "qps", "latency_us"}),
     profile="runtimes", measured=("qps", "latency_us", "clients_by_littles_law"),
-    predict_row=_curves_row, description="async runtime QPS/latency vs connections"))
+    predict_row=with_intervals(_curves_row, "runtimes_curves"),
+    extra={"curve": {"by": ("runtime", "server_cores", "payload", "client_cores"),
+                     "order": "connections"}},
+    description="async runtime QPS/latency vs connections"))
 
 BEST_KIND = register(RunKind(
     name="runtimes_best",
     signature=frozenset({"runtime", "server_cores", "payload", "best_qps"}),
-    profile="runtimes", measured=("best_qps", "conns_per_core"), predict_row=_best_row,
+    profile="runtimes", measured=("best_qps", "conns_per_core"),
+    predict_row=with_intervals(_best_row, "runtimes_best"),
+    extra={"curve": {"by": ("runtime", "payload"), "order": "server_cores"}},
     description="best QPS per core count"))
 
 LIMITED_KIND = register(RunKind(
     name="runtimes_limited",
     signature=frozenset({"runtime", "server_cores", "qps_limit_per_core", "cpu_total_pct"}),
     profile="runtimes", measured=("qps", "latency_us", "cpu_total_pct"),
-    predict_row=_limited_row, description="QPS-limited runs with server CPU use"))
+    predict_row=with_intervals(_limited_row, "runtimes_limited"),
+    extra={"curve": {"by": ("runtime", "server_cores", "payload", "conns_per_core",
+                            "client_cores"), "order": "qps_limit_per_core"}},
+    description="QPS-limited runs with server CPU use"))
 
 
 def curves(p: Profile) -> list[dict[str, Any]]:

@@ -44,6 +44,7 @@ from model.blocks import closed_loop, pool_priority, switch_cost, timer_driven
 from model.closed_forms import mg1_priority_nonpreemptive
 from model.errors import InputError
 from model.profile import Profile
+from model.uncertainty import with_intervals
 from model.runs import RunKind, cell, choice, number, register
 
 from .base import ParamSpec, System, register_system
@@ -183,14 +184,20 @@ TC_KIND = register(RunKind(
     signature=frozenset({"model", "matrix_size", "send_interval_ms", "connections",
                          "latency_mean_us"}),
     profile="thread-coroutine", measured=("requests", "latency_mean_us", "latency_std_us"),
-    predict_row=_tc_row, description="thread vs coroutine three-stage server"))
+    predict_row=with_intervals(_tc_row, "thread_coroutine"),
+    extra={"curve": {"by": ("model", "matrix_size", "send_interval_ms", "prio_recv_server_send"),
+                     "order": "connections"}},
+    description="thread vs coroutine three-stage server"))
 
 PRIO_KIND = register(RunKind(
     name="coroutine_priority",
     signature=frozenset({"server_vcpus", "connection_priority", "matrix_size",
                          "latency_mean_us"}),
     profile="thread-coroutine", measured=("requests", "latency_mean_us", "latency_std_us"),
-    predict_row=_prio_row, description="coroutine priority classes on 1-4 vCPUs"))
+    predict_row=with_intervals(_prio_row, "coroutine_priority"),
+    extra={"curve": {"by": ("server_vcpus", "matrix_size", "send_interval_ms"),
+                     "order": "connection_priority"}},
+    description="coroutine priority classes on 1-4 vCPUs"))
 
 
 def curves(p: Profile) -> list[dict[str, Any]]:
