@@ -87,7 +87,11 @@ def predict_interval(fn: Callable[[Profile], Mapping[str, float]], profile: Prof
     rng = np.random.default_rng(seed)
     samples: dict[str, list[float]] = {}
     for p in _draw_profiles(profile, int(draws), rng):
-        for col, v in fn(p).items():
+        try:
+            outs = fn(p)
+        except (InputError, ArithmeticError, ValueError):
+            continue          # a draw outside the model's domain (e.g. an unstable queue)
+        for col, v in outs.items():
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0:
                 samples.setdefault(col, []).append(float(v))
     out = {}
@@ -143,7 +147,8 @@ def with_intervals(predict_row: Callable[[Mapping[str, str], Profile], dict[str,
 
 def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.ndarray,
                        residuals: np.ndarray, columns: Sequence[str | None],
-                       min_noise: float = 0.01) -> tuple[dict[str, Any] | None, dict[str, float]]:
+                       min_noise: float = 0.01, max_log_sd: float = 1.0
+                       ) -> tuple[dict[str, Any] | None, dict[str, float]]:
     """([uncertainty] table, [noise] table) of a least-squares fit of log residuals.
 
     ``jac`` is d(residual)/d(value) at the optimum (one row per residual, one
@@ -155,6 +160,11 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     s^2 (J_log^T J_log)^+ with s^2 the residual variance per degree of
     freedom; the noise of a column is the root mean square of its residuals
     (at least ``min_noise``).
+
+    A parameter the data barely constrain gets a huge linearised variance
+    that means "anything goes", not a usable distribution; its log-sd is
+    capped at ``max_log_sd`` (1.0: a factor e either way), keeping its
+    correlations.
     """
     x = np.asarray(values, dtype=float)
     j = np.asarray(jac, dtype=float)
@@ -171,5 +181,8 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     s2 = float(r @ r) / (m - n)
     cov = np.linalg.pinv(jl.T @ jl) * s2
     cov = 0.5 * (cov + cov.T)
+    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
+    scale = np.where(sd > max_log_sd, max_log_sd / np.where(sd > 0, sd, 1.0), 1.0)
+    cov = cov * np.outer(scale, scale)
     return {"params": [names[i] for i in keep],
             "log_covariance": [[float(f"{v:.6g}") for v in row] for row in cov]}, noise

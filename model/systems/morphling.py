@@ -53,20 +53,36 @@ C_PARAMS = (
 )
 
 GO_PARAMS = (
-    ParamSpec("net_us", "us", 200.0, 20.0, 2000.0,
-              "client + network delay per read between a client and the server"),
-    ParamSpec("msg_cpu_us", "us", 5.0, 0.5, 100.0,
-              "serial server CPU per message handled (receive or send: kernel stack + "
-              "Go netpoller wake-up); an unreplicated read is 2 messages, a Raft read "
-              "2 + 2 per follower at the leader"),
-    ParamSpec("morphling_extra_us", "us", 20.0, 0.0, 200.0,
-              "serial server CPU a Morphling read adds to its 2 messages"),
-    ParamSpec("raft_quorum_rtt_us", "us", 400.0, 10.0, 5000.0,
-              "leader -> follower -> leader round trip of a Raft read (network + stacks)"),
+    ParamSpec("hop_us", "us", 110.0, 20.0, 1000.0,
+              "one network traversal of a message (wire + both kernel stacks + Go netpoller "
+              "wake-up): a pure delay; a read crosses 2 hops, a Raft read 4"),
+    ParamSpec("wake_us", "us", 40.0, 0.0, 1000.0,
+              "extra delay per hop when the receiving node's threads are parked (an idle "
+              "Go runtime must wake a thread: futex + scheduler); vanishes under load"),
+    ParamSpec("spin_us", "us", 50.0, 1.0, 5000.0,
+              "window after a node's last message in which its threads are still awake: "
+              "a hop pays wake_us with probability exp(-reads/us x spin_us)"),
+    ParamSpec("client_cpu_us", "us", 20.0, 0.5, 500.0,
+              "client-machine CPU per read (Go client: marshal, send, receive, unmarshal)"),
+    ParamSpec("client_cores", "cores", 1.0, 1.0, 64.0,
+              "cores of one client machine that run its connections' reads (assumption: the "
+              "load generator's connections are served by one core-equivalent)", fit=False),
+    ParamSpec("read_us", "us", 10.0, 0.5, 200.0,
+              "serial processing-loop time of the server per unreplicated read"),
+    ParamSpec("morphling_extra_us", "us", 15.0, 0.0, 500.0,
+              "serial processing-loop time a Morphling read adds to read_us at its serving "
+              "replica"),
+    ParamSpec("morphling_replicas", "replicas", 1.0, 1.0, 3.0,
+              "replicas whose processing loops serve Morphling reads", fit=False),
+    ParamSpec("raft_leader_us", "us", 20.0, 0.5, 500.0,
+              "serial processing-loop time of the Raft leader per read (the client request, "
+              "the heartbeat to each follower and the acks)"),
+    ParamSpec("follower_us", "us", 5.0, 0.5, 200.0,
+              "serial processing-loop time of a follower per Raft read (one heartbeat + ack)"),
     ParamSpec("replicas", "replicas", 3.0, 1.0, 9.0, "replicas (leader + followers)", fit=False),
     ParamSpec("netstack_ms", "ms", 0.639, 0.0, 5.0,
-              "network-stack time per request in the serial loop: 1/(610 ops/s) - 1 ms "
-              "(DOMAIN.md 4)", fit=False),
+              "network-stack time per request of the 1 ms sleep experiment: 1/(610 ops/s) - 1 ms "
+              "(docs/systems.md)", fit=False),
 )
 
 C_MODES = {"unreplicated": "unreplicated", "unreplicated-local": "unreplicated",
@@ -98,37 +114,66 @@ def _c_row(row, profile: Profile) -> dict[str, Any]:
 # Go
 # --------------------------------------------------------------------------
 
-def go_demand(mode: str, p: Profile) -> float:
-    """Serial server CPU per read (us): messages x per-message cost (+ extra)."""
-    m = p["msg_cpu_us"]
+def go_network(mode: str, machines: int, p: Profile) -> tuple[float, list[float], list[int]]:
+    """(pure delay us, station demands us, station cores) of one Go read.
+
+    Delay: the hops the read's messages cross (2; Raft 4: client -> leader ->
+    followers -> leader -> client). Stations, each a serial loop or a core pool:
+    the client machines (each carries 1/machines of the reads), then the
+    processing loop(s) that serve the read: the server's (unreplicated), the
+    serving replicas' (Morphling, spread over ``morphling_replicas``), or the
+    leader's and every follower's (Raft: the leader fans each read's heartbeat
+    out to all followers)."""
+    m = max(1, int(machines))
+    cc = max(1, int(round(p["client_cores"])))
+    demands = [p["client_cpu_us"] / m] * m
+    cores = [cc] * m
+    hops = 2
     if mode == "unreplicated":
-        return 2 * m
-    if mode == "morphling":
-        return 2 * m + p["morphling_extra_us"]
-    followers = max(0, int(round(p["replicas"])) - 1)
-    return (2 + 2 * followers) * m
+        demands.append(p["read_us"])
+    elif mode == "morphling":
+        r = max(1, int(round(p["morphling_replicas"])))
+        demands += [(p["read_us"] + p["morphling_extra_us"]) / r] * r
+    else:
+        hops = 4
+        followers = max(0, int(round(p["replicas"])) - 1)
+        demands += [p["raft_leader_us"]] + [p["follower_us"]] * followers
+    cores += [1] * (len(demands) - len(cores))
+    return hops * p["hop_us"], demands, cores
 
 
-def go_solve(mode: str, clients: int, p: Profile) -> tuple[float, float]:
-    """(throughput ops/us, mean latency us) for N Go clients."""
-    z = p["net_us"]
-    d = go_demand(mode, p)
-    if mode in ("unreplicated", "morphling"):
-        cl = closed_loop(clients, z, [d])
-        return cl.throughput, cl.cycle
-    followers = max(0, int(round(p["replicas"])) - 1)
-    follower_us = go_demand("unreplicated", p)     # a follower receives and answers
-    k = (followers + 1) // 2   # majority of replicas, minus the leader's own vote
-    x = 0.0
-    for _ in range(30):
-        # followers each handle every forked request; cap the load to stay stable
-        lam = min(x, 0.95 / follower_us)
-        zq = z + quorum_wait(followers, k, lam, follower_us, p["raft_quorum_rtt_us"])
-        cl = closed_loop(clients, zq, [d])
-        if abs(cl.throughput - x) <= 1e-9 + 1e-6 * x:
+def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[float, float]:
+    """(throughput ops/us, mean latency us) for N Go clients on ``machines`` machines.
+
+    Raft waits for the first of its followers' acks (a quorum of 2 of 3 with
+    the leader's own vote); the closed loop counts every follower as a
+    station, which is exact for the load and slightly pessimistic for the
+    latency of the fastest ack (a follower queue is short: follower_us is
+    small)."""
+    z, d, c = go_network(mode, machines, p)
+    hops = z / p["hop_us"]
+    x = clients / (z + hops * p["wake_us"] + sum(d))
+    for _ in range(60):
+        # the wake-up delay falls as the read rate rises; X(z) is decreasing in
+        # z and z(X) decreasing in X, so the damped iteration converges
+        zw = z + hops * p["wake_us"] * math.exp(-x * p["spin_us"])
+        cl = closed_loop(clients, zw, d, c)
+        if abs(cl.throughput - x) <= 1e-10 + 1e-7 * x:
             break
         x = 0.5 * (x + cl.throughput)
     return cl.throughput, cl.cycle
+
+
+def go_capacity(mode: str, p: Profile, machines: int = 2) -> tuple[float, str]:
+    """(ceiling ops/us, the resource that sets it): the largest demand per core."""
+    _, d, c = go_network(mode, machines, p)
+    names = [f"client machine {i + 1}" for i in range(max(1, int(machines)))]
+    names += {"unreplicated": ["server loop"],
+              "morphling": [f"replica {i + 1} loop" for i in range(len(d) - len(names))],
+              }.get(mode, ["leader loop"] + [f"follower {i + 1} loop" for i in range(len(d) - len(names) - 1)])
+    per = [di / ci for di, ci in zip(d, c)]
+    i = max(range(len(per)), key=per.__getitem__)
+    return 1.0 / per[i], names[i]
 
 
 def sleep_loop_ops(sleep_ms: float, p: Profile) -> float:
@@ -141,7 +186,7 @@ def _go_row(row, profile: Profile) -> dict[str, Any]:
     mode = choice(row, "read_mode", GO_MODES)
     cn = int(number(row, "conns_per_client", integer=True, minimum=1))
     machines = int(number(row, "client_machines", 2, integer=True, minimum=1))
-    x, lat = go_solve(mode, cn * machines, profile)
+    x, lat = go_solve(mode, cn * machines, profile, machines)
     return {"pred_ops": x * 1e6, "pred_latency_ns": lat * 1e3}
 
 
@@ -209,21 +254,20 @@ def c_curves(p: Profile) -> list[dict[str, Any]]:
 
 
 def go_curves(p: Profile) -> list[dict[str, Any]]:
+    """Ops/s and latency vs clients (2 machines) per read path; the saturation
+    flag sits at the balanced-bound knee N* = (Z + D) / D_max of the resource
+    that sets the ceiling."""
     rows = []
     for mode in ("unreplicated", "morphling", "raft"):
-        prev = None
-        d = go_demand(mode, p)
+        z, d, c = go_network(mode, 2, p)
+        cap, who = go_capacity(mode, p)
+        knee = math.ceil((z + sum(d)) * cap)
         for n in range(1, 129):
             x, lat = go_solve(mode, n, p)
-            flag = ""
-            # saturation: the marginal client adds < 10 % of its solo share
-            if prev is not None and x - prev[0] < 0.1 * (1.0 / (p["net_us"] + d)) and \
-                    not any(r.get("flag") == "saturation" and r["series"] == mode for r in rows):
-                flag = "saturation"
             rows.append({"series": mode, "x": n, "x_label": "clients (2 x conns_per_client)",
                          "y": x * 1e6, "y_label": "ops/s", "latency_us": lat,
-                         "kind": "predicted", "flag": flag, "capacity_ops": 1e6 / d})
-            prev = (x, lat)
+                         "kind": "predicted", "flag": "saturation" if n == knee else "",
+                         "capacity_ops": cap * 1e6, "bottleneck": who})
     return rows
 
 
@@ -237,6 +281,6 @@ MORPHLING_GO = register_system(System(
     name="morphling-go", params=GO_PARAMS, kinds=(GO_KIND, GO_CONTROL_KIND),
     data_files=("morphling_go", "morphling_go_control"), curves=go_curves,
     description="Morphling (Go): Raft, Morphling and unreplicated reads",
-    # weak prior (log-sd 0.7): a kernel send/receive plus a goroutine wake-up
-    # costs a few us; the data alone show no queueing for unreplicated reads
-    priors={"per-message CPU ~5 us": lambda p: math.log(p["msg_cpu_us"] / 5.0) / 0.7}))
+    # the note's network stack: a Raft read's 4 hops take about 0.5 ms
+    # (weak: log-sd 0.3, the note says "about")
+    priors={"Raft network stack ~0.5 ms": lambda p: math.log(4 * p["hop_us"] / 500.0) / 0.3}))
