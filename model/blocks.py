@@ -342,18 +342,20 @@ def pool_priority(lams: Sequence[float], service: Sequence[float], service2: Seq
 # --------------------------------------------------------------------------
 
 def switch_cost(model: str, connections: int, stages: int, cores: int,
-                thread_switch: float, coroutine_switch: float) -> float:
+                thread_switch: float, coroutine_switch: float,
+                thread_fixed: float = 0.0) -> float:
     """CPU per request spent handing a request between its stages.
 
     thread model: one kernel thread per stage per connection, so each handoff
-    is a kernel context switch whose cost (cache/TLB refill, run-queue work)
-    grows with the runnable threads sharing a core: stages x thread_switch x
-    max(1, stages x connections / cores).
+    is a kernel context switch: a fixed part (``thread_fixed``: wake-up, run
+    queue, register and stack switch) plus a part that grows with the runnable
+    threads sharing a core (cache/TLB refill, run-queue work):
+    stages x (thread_fixed + thread_switch x max(1, stages x connections / cores)).
     coroutine model: a user-space switch of constant cost per stage.
     """
     if model == "thread":
         threads_per_core = stages * connections / cores
-        return stages * thread_switch * max(1.0, threads_per_core)
+        return stages * (thread_fixed + thread_switch * max(1.0, threads_per_core))
     if model == "coroutine":
         return stages * coroutine_switch
     raise InputError(f"{model!r} is not allowed; allowed: thread, coroutine", field="model")

@@ -41,7 +41,7 @@ from typing import Any
 
 
 from model.blocks import closed_loop, pool_priority, switch_cost, timer_driven
-from model.closed_forms import mg1_priority_nonpreemptive
+from model.closed_forms import erlang_c, mg1_priority_nonpreemptive
 from model.errors import InputError
 from model.profile import Profile
 from model.uncertainty import with_intervals
@@ -53,14 +53,20 @@ STAGES = 3
 N_CLASSES = 7
 
 PARAMS = (
-    ParamSpec("client_us", "us", 250.0, 0.0, 5000.0, "client + network delay per request"),
-    ParamSpec("base_us", "us", 50.0, 1.0, 2000.0, "server CPU per request besides the matrix"),
+    ParamSpec("client_us", "us", 250.0, 0.0, 5000.0,
+              "client + network delay per request, and the unloaded stage path"),
+    ParamSpec("base_us", "us", 50.0, 1.0, 2000.0,
+              "serial server work per request of a burst besides the stage switches"),
     ParamSpec("matrix_ns", "ns", 15.0, 0.01, 1000.0,
               "CPU per multiply-add of the m x m matrix product (m^3 per request)"),
-    ParamSpec("thread_switch_us", "us", 20.0, 0.0, 1000.0,
+    ParamSpec("thread_switch_us", "us", 5.0, 0.0, 1000.0,
               "kernel context switch per stage handoff, per runnable thread per core"),
+    ParamSpec("thread_ctx_us", "us", 20.0, 0.0, 1000.0,
+              "fixed cost of a kernel context switch per stage handoff under contention"),
     ParamSpec("coroutine_switch_us", "us", 5.0, 0.0, 1000.0,
               "user-space coroutine switch per stage handoff"),
+    ParamSpec("thread_solo_us", "us", 20.0, 0.0, 2000.0,
+              "thread model: extra latency of a lone request (3 thread wake-ups) vs coroutines"),
     ParamSpec("level_switch_us", "us", 30.0, 0.0, 2000.0,
               "delay per priority-level change between consecutive stages"),
     ParamSpec("server_cores", "cores", 2.0, 1.0, 64.0,
@@ -68,8 +74,14 @@ PARAMS = (
     ParamSpec("warmup_ms", "ms", 250.0, 0.0, 2000.0,
               "start-up time of a run before the first request"),
     ParamSpec("jitter_us", "us", 80.0, 0.0, 5000.0, "latency std-dev of an unloaded request"),
+    ParamSpec("ps_spread", "1", 0.5, 0.0, 1.0,
+              "thread model: spread of completion times within a time-sliced burst relative "
+              "to run-to-completion order (0: all finish together, 1: as FCFS)"),
     ParamSpec("priority_client_us", "us", 1000.0, 0.0, 20000.0,
               "client + network delay in the priority runs (one poll thread for all)"),
+    ParamSpec("priority_jitter_us", "us", 1000.0, 0.0, 20000.0,
+              "latency std-dev of an unloaded request in the priority runs (the one client "
+              "poll thread serves every connection)"),
     ParamSpec("conns_per_class", "connections", 16.0, 1.0, 1000.0,
               "connections per priority class (768 requests per class in 5 s at 100 ms)",
               fit=False),
@@ -99,33 +111,52 @@ def level_changes(prios: str | None) -> int:
     return sum(1 for a, b in zip(lv, lv[1:]) if a != b)
 
 
-def _std(latency_wait: float, s: float, p: Profile) -> float:
-    # response ~ exponential-like once queueing dominates: var ~ s^2 + 2 s Wq + Wq^2
-    wq = max(latency_wait, 0.0)
-    return math.sqrt(p["jitter_us"] ** 2 + s * s + 2 * s * wq + wq * wq)
+def burst_work_us(model: str, conns: int, p: Profile) -> float:
+    """Serial server work per request while a burst of N requests drains: base
+    work plus 3 stage handoffs (:func:`model.blocks.switch_cost`; for threads
+    it grows with the 3N runnable threads per core)."""
+    c = int(round(p["server_cores"]))
+    return p["base_us"] + switch_cost(model, conns, STAGES, c, p["thread_switch_us"],
+                                      p["coroutine_switch_us"], p["thread_ctx_us"])
 
 
 def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: float,
              prios: str | None, p: Profile) -> dict[str, float]:
-    c = int(round(p["server_cores"]))
+    """Mean and std of latency and completed requests of N timer-driven
+    connections whose timers fire together (a burst of N every interval).
+
+    The burst's serial work w drains through one scheduler. Coroutines run each
+    request's stages to completion in turn (FCFS): request k of the burst waits
+    k w, k uniform on 0..N-1 -- mean (N-1) w / 2, std w sqrt((N^2-1)/12). The
+    kernel time-slices threads (processor sharing): every request of the burst
+    progresses at 1/N of the rate and they finish close together -- mean wait
+    (N-1) w, std ``ps_spread`` times the FCFS spread. The burst must drain
+    within the interval (N w < interval) or the connections fall back to a
+    closed loop at capacity 1/w (:func:`model.blocks.closed_loop`)."""
+    interval = interval_ms * 1e3
     compute = p["matrix_ns"] * matrix ** 3 / 1000.0
-    # handoffs go through one scheduler (the kernel run queue of the busy
-    # threads, or the coroutine executor): that serial part queues in the
-    # burst; the matrix work runs in parallel on the cores
-    serial = p["base_us"] + switch_cost(model, conns, STAGES, c, p["thread_switch_us"],
-                                        p["coroutine_switch_us"])
-    t = timer_driven(conns, interval_ms * 1e3, serial, 1, aligned=True)
-    cap = min(1.0 / serial, c / (serial + compute))
-    x = min(t.throughput, cap)
-    lat = t.latency + compute
-    if x < t.offered and not t.saturated:
-        lat = max(lat, closed_loop(conns, interval_ms * 1e3, [serial + compute], [c]).response)
-    extra = p["level_switch_us"] * level_changes(prios) if model == "coroutine" else 0.0
+    w = burst_work_us(model, conns, p)
+    ps = model == "thread"
+    solo = p["client_us"] + compute + (p["thread_solo_us"] if ps else 0.0)
+    if model == "coroutine":
+        solo += p["level_switch_us"] * level_changes(prios)
+    spread = w * math.sqrt((conns * conns - 1) / 12.0) * (p["ps_spread"] if ps else 1.0)
+    drain = conns * w
+    if drain < interval:
+        wait = (conns - 1) * w * (1.0 if ps else 0.5)
+        x = conns / interval
+        sat = False
+    else:
+        # saturated: a connection sends again only when its reply is back
+        cl = closed_loop(conns, interval, [w])
+        x = cl.throughput
+        wait = max(cl.response - w, (conns - 1) * w * (1.0 if ps else 0.5))
+        spread = max(spread, wait / math.sqrt(3.0))
+        sat = True
     req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
-    s = serial + compute
-    return {"latency_mean_us": p["client_us"] + extra + lat,
-            "latency_std_us": _std(lat - s, s, p), "requests": req,
-            "utilization": x * s / c, "saturated": float(t.saturated or x < t.offered)}
+    return {"latency_mean_us": solo + wait, "latency_std_us": math.hypot(p["jitter_us"], spread),
+            "requests": req, "utilization": min(1.0, x * (w + compute) / int(round(p["server_cores"]))),
+            "saturated": float(sat)}
 
 
 def _tc_row(row, p: Profile) -> dict[str, Any]:
@@ -136,6 +167,15 @@ def _tc_row(row, p: Profile) -> dict[str, Any]:
                  number(row, "run_ms", 5000.0, minimum=0),
                  cell(row, "prio_recv_server_send"), p)
     return {f"pred_{k}": r[k] for k in ("requests", "latency_mean_us", "latency_std_us")}
+
+
+def _prio_std(wait: float, pwait: float, p: Profile) -> float:
+    """Latency std of a priority class: the client's jitter plus the waiting
+    time, which is 0 with probability 1 - P(wait) and else roughly exponential
+    with mean wait / P(wait): Var = wait^2 (2 / P(wait) - 1)."""
+    pw = min(max(pwait, 1e-3), 1.0)
+    wq = max(wait, 0.0)
+    return math.sqrt(p["priority_jitter_us"] ** 2 + wq * wq * (2.0 / pw - 1.0))
 
 
 def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
@@ -149,9 +189,10 @@ def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
     out = []
     if rho < 0.95:
         pm = pool_priority([lam] * N_CLASSES, [s] * N_CLASSES, [s * s] * N_CLASSES, vcpus)
+        pw = erlang_c(N_CLASSES * lam * s, vcpus)
         for m in pm:
             out.append({"latency_mean_us": p["priority_client_us"] + m.response,
-                        "latency_std_us": _std(m.waiting, s, p), "requests": lam * span})
+                        "latency_std_us": _prio_std(m.waiting, pw, p), "requests": lam * span})
         return out
     # saturated: connections wait for their outstanding request (closed loop)
     cl = closed_loop(n * N_CLASSES, interval_ms * 1e3, [s], [vcpus])
@@ -163,7 +204,7 @@ def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
     x_class = cl.throughput / N_CLASSES
     for wk in w:
         out.append({"latency_mean_us": p["priority_client_us"] + s + float(wk),
-                    "latency_std_us": _std(float(wk), s, p),
+                    "latency_std_us": _prio_std(float(wk), 1.0, p),
                     "requests": min(lam, x_class) * span})
     return out
 
