@@ -106,6 +106,7 @@ class CVResult:
     held: list[Held]
     summary: dict[tuple[str, str], CVSummary]
     systems: dict[str, str]          # kind -> fitter label (system / profile name)
+    profiles: list[Any] = field(default_factory=list)   # the refitted profile of each fold
 
 
 # ---------------------------------------------------------------------------
@@ -294,9 +295,11 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
     make, label = _fitter_for_rows(rows, fitter, fitter_kwargs or {})
     folds = make_folds(rows, grouping)
     held: list[Held] = []
+    profiles = []
     for f in folds:
         fitted = make().fit([rows[i] for i in f.train])
         prof = fitted.profile_
+        profiles.append(prof)
         for i in f.test:
             r = rows[i]
             k = KINDS[str(r["__kind__"])]
@@ -314,7 +317,7 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
                                  pred.get(f"pred_{c}_lo"), pred.get(f"pred_{c}_hi"),
                                  {kk: v for kk, v in r.items() if not kk.startswith("__")}))
     return CVResult(grouping, level, folds, held, summarise(held),
-                    {str(r["__kind__"]): label for r in rows})
+                    {str(r["__kind__"]): label for r in rows}, profiles)
 
 
 def summarise(held: Sequence[Held]) -> dict[tuple[str, str], CVSummary]:

@@ -77,6 +77,8 @@ class Profile:
 
         The copy has no [uncertainty] or [noise]: they describe the fitted values."""
         params = dict(self.params)
+        if not values:
+            return Profile(self.name, params, self.meta)
         for k, v in values.items():
             old = params.get(k)
             params[k] = Param(float(v), old.unit if old else "", source,

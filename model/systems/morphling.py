@@ -32,6 +32,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from scipy.optimize import brentq
+
 from model.blocks import any_replica_stations, closed_loop, quorum_wait
 from model.errors import InputError
 from model.profile import Profile
@@ -152,15 +154,24 @@ def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[fl
     small)."""
     z, d, c = go_network(mode, machines, p)
     hops = z / p["hop_us"]
-    x = clients / (z + hops * p["wake_us"] + sum(d))
-    for _ in range(60):
-        # the wake-up delay falls as the read rate rises; X(z) is decreasing in
-        # z and z(X) decreasing in X, so the damped iteration converges
-        zw = z + hops * p["wake_us"] * math.exp(-x * p["spin_us"])
-        cl = closed_loop(clients, zw, d, c)
-        if abs(cl.throughput - x) <= 1e-10 + 1e-7 * x:
-            break
-        x = 0.5 * (x + cl.throughput)
+
+    def loop(x: float):
+        return closed_loop(clients, z + hops * p["wake_us"] * math.exp(-x * p["spin_us"]), d, c)
+
+    # the wake-up delay falls as the read rate rises: X(x) is increasing in x
+    # and bounded by the loop without wake-ups, so g(x) = X(x) - x has one root
+    # between the loop with every wake-up paid and the one with none
+    lo, hi = loop(0.0).throughput, closed_loop(clients, z, d, c).throughput
+
+    def g(x: float) -> float:
+        return loop(x).throughput - x
+
+    if g(hi) >= 0:               # rounding at the no-wake-up bound
+        cl = loop(hi)
+    elif g(lo) <= 0:
+        cl = loop(lo)
+    else:
+        cl = loop(brentq(g, lo, hi, xtol=1e-14, rtol=1e-10))
     return cl.throughput, cl.cycle
 
 

@@ -125,8 +125,16 @@ def solve(rt: str, cores: int, conns: int, nbytes: float, p: Profile) -> tuple[f
 def best(rt: str, cores: int, client_cores: int, nbytes: float, p: Profile) -> tuple[float, float]:
     """(best qps, conns per client core at the best): the curve's maximum over
     the conns grid, refined by a parabola through the three points around it
-    (so the location moves smoothly with the parameters)."""
-    q = np.array([solve(rt, cores, int(client_cores * k), nbytes, p)[0] for k in CONNS_GRID])
+    (so the location moves smoothly with the parameters). The grid is walked
+    coarse-to-fine: every 4th point first, then the points around the best."""
+    coarse = CONNS_GRID[::4]
+    qc = [solve(rt, cores, int(client_cores * k), nbytes, p)[0] for k in coarse]
+    j = int(np.argmax(qc)) * 4
+    q = np.full(len(CONNS_GRID), -np.inf)
+    q[::4] = qc
+    for i in range(max(0, j - 4), min(len(CONNS_GRID), j + 5)):
+        if not np.isfinite(q[i]):
+            q[i] = solve(rt, cores, int(client_cores * CONNS_GRID[i]), nbytes, p)[0]
     i = int(np.argmax(q))
     if 0 < i < len(q) - 1:
         y0, y1, y2 = q[i - 1], q[i], q[i + 1]
