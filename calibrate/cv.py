@@ -16,7 +16,9 @@ Groupings, given as text (``python -m calibrate validate --cv GROUP``):
 ``first:K``
     fit on the first K points of every curve and predict the rest: the
     low-load end predicts the high-load end, as a user does when a
-    measurement campaign starts small. A *curve* is declared by the run kind
+    measurement campaign starts small. ``first:50%`` fits on the first half
+    of every curve (rounded up, at least one point), so curves of different
+    lengths all keep their low-load half. A *curve* is declared by the run kind
     (``RunKind.extra["curve"] = {"by": (columns...), "order": column}``):
     rows with equal ``by`` values form a curve, ordered by ``order``
     (numerically); repeats at the same ``order`` value count as one point.
@@ -176,12 +178,28 @@ def _positive_int(arg: str, what: str) -> int:
     return k
 
 
+def _fraction(arg: str, what: str) -> float | None:
+    if not arg.endswith("%"):
+        return None
+    try:
+        f = float(arg[:-1]) / 100.0
+    except ValueError:
+        f = 0.0
+    if not 0 < f < 1:
+        raise InputError(f"{what}:P% needs 0 < P < 100, got {arg!r}", field="--cv")
+    return f
+
+
 def _first(rows: Sequence[Row], arg: str) -> list[Fold]:
-    k = _positive_int(arg, "first")
-    ranks, _ = _rank_in_curve(rows)
-    train = tuple(i for i, rk in enumerate(ranks) if rk < k)
-    test = tuple(i for i, rk in enumerate(ranks) if rk >= k)
-    return [Fold(f"first:{k}", train, test)]
+    frac = _fraction(arg, "first")
+    ranks, lengths = _rank_in_curve(rows)
+    if frac is not None:
+        keep = [max(1, math.ceil(frac * n - 1e-9)) for n in lengths]
+    else:
+        keep = [_positive_int(arg, "first")] * len(rows)
+    train = tuple(i for i, (rk, k) in enumerate(zip(ranks, keep)) if rk < k)
+    test = tuple(i for i, (rk, k) in enumerate(zip(ranks, keep)) if rk >= k)
+    return [Fold(f"first:{arg}", train, test)]
 
 
 def _last(rows: Sequence[Row], arg: str) -> list[Fold]:

@@ -50,6 +50,7 @@ from model.runs import RunKind, cell, choice, number, register
 from .base import ParamSpec, System, register_system
 
 STAGES = 3
+SERVICE_CV2 = 1.0      # squared CV of a request's serial work (assumption: exponential-like)
 N_CLASSES = 7
 
 PARAMS = (
@@ -65,8 +66,9 @@ PARAMS = (
               "fixed cost of a kernel context switch per stage handoff under contention"),
     ParamSpec("coroutine_switch_us", "us", 5.0, 0.0, 1000.0,
               "user-space coroutine switch per stage handoff"),
-    ParamSpec("thread_solo_us", "us", 20.0, 0.0, 2000.0,
-              "thread model: extra latency of a lone request (3 thread wake-ups) vs coroutines"),
+    ParamSpec("solo_delta_us", "us", 0.0, -500.0, 500.0,
+              "thread minus coroutine latency of a lone request (a blocked kernel thread wakes "
+              "on its event; a coroutine waits for the runtime's next poll)"),
     ParamSpec("level_switch_us", "us", 30.0, 0.0, 2000.0,
               "delay per priority-level change between consecutive stages"),
     ParamSpec("server_cores", "cores", 2.0, 1.0, 64.0,
@@ -74,9 +76,10 @@ PARAMS = (
     ParamSpec("warmup_ms", "ms", 250.0, 0.0, 2000.0,
               "start-up time of a run before the first request"),
     ParamSpec("jitter_us", "us", 80.0, 0.0, 5000.0, "latency std-dev of an unloaded request"),
-    ParamSpec("ps_spread", "1", 0.5, 0.0, 1.0,
-              "thread model: spread of completion times within a time-sliced burst relative "
-              "to run-to-completion order (0: all finish together, 1: as FCFS)"),
+    ParamSpec("thread_spread", "1", 0.8, 0.0, 1.0,
+              "thread model: spread of completion times within a burst relative to strict "
+              "run-to-completion order (the kernel time-slices the burst's threads, which "
+              "pulls completions together; 1: no time slicing)"),
     ParamSpec("priority_client_us", "us", 1000.0, 0.0, 20000.0,
               "client + network delay in the priority runs (one poll thread for all)"),
     ParamSpec("priority_jitter_us", "us", 1000.0, 0.0, 20000.0,
@@ -125,32 +128,35 @@ def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: 
     """Mean and std of latency and completed requests of N timer-driven
     connections whose timers fire together (a burst of N every interval).
 
-    The burst's serial work w drains through one scheduler. Coroutines run each
-    request's stages to completion in turn (FCFS): request k of the burst waits
-    k w, k uniform on 0..N-1 -- mean (N-1) w / 2, std w sqrt((N^2-1)/12). The
-    kernel time-slices threads (processor sharing): every request of the burst
-    progresses at 1/N of the rate and they finish close together -- mean wait
-    (N-1) w, std ``ps_spread`` times the FCFS spread. The burst must drain
-    within the interval (N w < interval) or the connections fall back to a
-    closed loop at capacity 1/w (:func:`model.blocks.closed_loop`)."""
+    The burst's serial work w drains through one scheduler in arrival order:
+    request k of the burst waits for the k requests ahead of it, k uniform on
+    0..N-1 -- mean (N-1) w / 2. Its variance has two parts: the position,
+    w^2 (N^2-1)/12, and the sum of k service times of squared coefficient of
+    variation ``SERVICE_CV2`` (1: exponential-like, an assumption),
+    w^2 CV2 (N-1)/2. For threads the kernel time-slices the burst's
+    threads, which pulls completions together: std ``thread_spread`` times
+    that. The burst must drain within the interval (N w < interval) or the
+    connections fall back to a closed loop at capacity 1/w
+    (:func:`model.blocks.closed_loop`)."""
     interval = interval_ms * 1e3
     compute = p["matrix_ns"] * matrix ** 3 / 1000.0
     w = burst_work_us(model, conns, p)
-    ps = model == "thread"
-    solo = p["client_us"] + compute + (p["thread_solo_us"] if ps else 0.0)
+    thread = model == "thread"
+    solo = p["client_us"] + compute + (p["solo_delta_us"] if thread else 0.0)
     if model == "coroutine":
         solo += p["level_switch_us"] * level_changes(prios)
-    spread = w * math.sqrt((conns * conns - 1) / 12.0) * (p["ps_spread"] if ps else 1.0)
+    spread = (w * math.sqrt((conns * conns - 1) / 12.0 + SERVICE_CV2 * (conns - 1) / 2.0)
+              * (p["thread_spread"] if thread else 1.0))
     drain = conns * w
     if drain < interval:
-        wait = (conns - 1) * w * (1.0 if ps else 0.5)
+        wait = (conns - 1) * w * 0.5
         x = conns / interval
         sat = False
     else:
         # saturated: a connection sends again only when its reply is back
         cl = closed_loop(conns, interval, [w])
         x = cl.throughput
-        wait = max(cl.response - w, (conns - 1) * w * (1.0 if ps else 0.5))
+        wait = max(cl.response - w, (conns - 1) * w * 0.5)
         spread = max(spread, wait / math.sqrt(3.0))
         sat = True
     req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
