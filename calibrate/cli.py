@@ -3,7 +3,8 @@
 * ``run``: a plan of local runs on the native server (resumable).
 * ``fit``: a profile from runs CSVs, by the fitter registered for their kind.
 * ``validate``: predicted vs measured with error statistics; ``--max-error``
-  makes it a gate, ``--html`` writes a report.
+  makes it a gate, ``--html`` writes a report. ``--cv GROUP`` cross-validates
+  instead (:mod:`calibrate.cv`): refit without each group, predict it.
 * ``ingest``: FarReach's own output files -> a farreach_runs row.
 
 Exit codes: 0 success; 1 a validation gate failed; 2 bad input (the message
