@@ -462,9 +462,20 @@ def cv_rows(sysm: System, grouping: str = DEFAULT_CV, data_dir: str | None = Non
             out.append({"run_kind": k.name, "id": r.get("id", ""), "column": c, "measured": m,
                         "predicted": pred.get(f"pred_{c}"), "lo": pred.get(f"pred_{c}_lo"),
                         "hi": pred.get(f"pred_{c}_hi"), "held_out": i in test,
-                        "curve": " ".join(str(r.get(b, "")) for b in spec["by"]).strip(),
+                        "curve": _curve_name(r, spec["by"]),
                         "x": _num(r, spec["order"]), "x_col": spec["order"]})
     return out, res
+
+
+def _curve_name(r: Mapping[str, Any], cols: Sequence[str]) -> str:
+    """A curve's legend name: its text values, numbers with their column."""
+    parts = []
+    for c in cols:
+        v = str(r.get(c, "") or "").strip()
+        if not v:
+            continue
+        parts.append(f"{c}={v}" if _num(r, c) is not None else v)
+    return ", ".join(parts) or "all"
 
 
 def cv_figure(title: str, xt: str, yt: str, cells: Sequence[Mapping[str, Any]]) -> dict:
@@ -474,8 +485,14 @@ def cv_figure(title: str, xt: str, yt: str, cells: Sequence[Mapping[str, Any]]) 
     xu, yu = _unit_of_title(xt), _unit_of_title(yt)
     data: list[dict] = []
     by: dict[str, list[Mapping[str, Any]]] = {}
+    common = None
     for c in cells:
-        by.setdefault(c["curve"], []).append(c)
+        toks = set(c["curve"].split(", "))
+        common = toks if common is None else common & toks
+    for c in cells:
+        # legend names without what every curve of the figure shares
+        name = ", ".join(t for t in c["curve"].split(", ") if t not in (common or set()))
+        by.setdefault(name or c["curve"], []).append(c)
     for i, (name, pts) in enumerate(by.items()):
         col = F.PALETTE[i % len(F.PALETTE)]
         # one value per x (repeats of a configuration share the prediction)
@@ -492,7 +509,7 @@ def cv_figure(title: str, xt: str, yt: str, cells: Sequence[Mapping[str, Any]]) 
                          "fillcolor": col + "33", "line": {"color": col + "00", "width": 0},
                          "hoverinfo": "skip"})
         data.append({"type": "scatter", "mode": "lines+markers" if len(xs) == 1 else "lines",
-                     "name": F.ptext(f"{name} predicted (refitted)"), "legendgroup": F.ptext(name),
+                     "name": F.ptext(f"{name}: predicted (refitted)"), "legendgroup": F.ptext(name),
                      "x": xs, "y": [line[x]["predicted"] for x in xs],
                      "line": {"color": col, "width": 2}, "marker": {"color": col, "size": 4},
                      "hovertemplate": (f"{F.ptext(name)}, predicted by the refit<br>%{{x:.4g}} {xu}: "
@@ -501,7 +518,7 @@ def cv_figure(title: str, xt: str, yt: str, cells: Sequence[Mapping[str, Any]]) 
             ms = [p for p in pts if bool(p["held_out"]) == held]
             if not ms:
                 continue
-            data.append({"type": "scatter", "mode": "markers",
+            data.append({"type": "scatter", "mode": "markers", "showlegend": False,
                          "name": F.ptext(f"{name} measured, {label_}"), "legendgroup": F.ptext(name),
                          "x": [p["x"] for p in ms], "y": [p["measured"] for p in ms],
                          "text": [F.ptext(p["id"]) for p in ms],
@@ -509,8 +526,8 @@ def cv_figure(title: str, xt: str, yt: str, cells: Sequence[Mapping[str, Any]]) 
                                     "line": {"color": "#1a202c" if held else col, "width": 1.5}},
                          "hovertemplate": (f"{F.ptext(name)}, measured %{{text}} ({label_})<br>"
                                            f"%{{x:.4g}} {xu}: %{{y:.4g}} {yu}<extra></extra>")})
-    lay = F.layout(title, xt, yt, height=440,
-                   legend={"orientation": "h", "y": -0.22, "x": 0, "font": {"size": 11}})
+    lay = F.layout(title, xt, yt, height=440 + 18 * max(0, len(by) - 3),
+                   legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 11}})
     return {"data": data, "layout": lay}
 
 
@@ -534,8 +551,9 @@ def cv_section(sysm: System, cells: Sequence[Mapping[str, Any]], res: Any,
         s = res.summary.get((kind, col))
         cap = (f"{sum(1 for c in cs if c['held_out'])} held-out and "
                f"{sum(1 for c in cs if not c['held_out'])} fitted-on measurements (open circles: "
-               "fitted on; filled diamonds: held out) against the curve of the profile refitted "
-               "without the held-out points; band: its 90 % prediction interval.")
+               "fitted on; filled diamonds: held out) against the curve (line, one colour per "
+               "configuration) of the profile refitted without the held-out points; band: its "
+               "90 % prediction interval. Click a legend entry to hide a configuration.")
         if s is not None:
             cap += (f" Out of sample: median error {s.median_ape:.1f} %"
                     + (f", {s.coverage * 100:.0f} % of held-out points inside the band"

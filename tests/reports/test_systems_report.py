@@ -62,7 +62,8 @@ def test_held_out_points_sit_on_the_refitted_curve_with_its_band(built, name):
     figs = _figures(sections, "cv")
     assert figs
     for fig, caption in figs:
-        held = [t for t in fig["data"] if t["mode"] == "markers" and t["name"].endswith("held out")]
+        held = [t for t in fig["data"] if t["mode"] == "markers" and t["name"].endswith("held out")
+                and t["marker"]["symbol"] == "diamond"]
         bands = [t for t in fig["data"] if t.get("fill") == "toself"]
         lines = [t for t in fig["data"] if "predicted (refitted)" in t["name"]]
         assert held and bands and lines
