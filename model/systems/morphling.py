@@ -157,7 +157,7 @@ def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[fl
     Raft waits for the first of its followers' acks (a quorum of 2 of 3 with
     the leader's own vote); the closed loop counts every follower as a
     station, which is exact for the load and slightly pessimistic for the
-    latency of the fastest ack (a follower queue is short: follower_us is
+    latency of the fastest ack (a follower queue is short: 2 x msg_us is
     small)."""
     z, d, c = go_network(mode, machines, p)
     hops = 4 if mode == "raft" else 2
