@@ -161,10 +161,12 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     freedom; the noise of a column is the root mean square of its residuals
     (at least ``min_noise``).
 
-    A parameter the data barely constrain gets a huge linearised variance
-    that means "anything goes", not a usable distribution; its log-sd is
-    capped at ``max_log_sd`` (1.0: a factor e either way), keeping its
-    correlations.
+    A direction of parameter space the data barely constrain (one
+    parameter, or a trade-off between two whose sum the data do fix) gets a
+    huge linearised variance that means "anything goes", not a usable
+    distribution. The covariance's eigenvalues are therefore capped at
+    ``max_log_sd`` squared (1.0: a factor e either way): well-determined
+    combinations keep their small spread, the free direction is bounded.
     """
     x = np.asarray(values, dtype=float)
     j = np.asarray(jac, dtype=float)
@@ -181,8 +183,9 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     s2 = float(r @ r) / (m - n)
     cov = np.linalg.pinv(jl.T @ jl) * s2
     cov = 0.5 * (cov + cov.T)
-    sd = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    scale = np.where(sd > max_log_sd, max_log_sd / np.where(sd > 0, sd, 1.0), 1.0)
-    cov = cov * np.outer(scale, scale)
+    lam, vec = np.linalg.eigh(cov)
+    lam = np.clip(lam, 0.0, max_log_sd ** 2)
+    cov = (vec * lam) @ vec.T
+    cov = 0.5 * (cov + cov.T)
     return {"params": [names[i] for i in keep],
             "log_covariance": [[float(f"{v:.6g}") for v in row] for row in cov]}, noise
