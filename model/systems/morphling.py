@@ -35,7 +35,7 @@ from typing import Any
 
 from scipy.optimize import brentq
 
-from model.blocks import any_replica_stations, closed_loop, quorum_wait
+from model.blocks import any_replica_stations, bottleneck, closed_loop, wakeup_delay
 from model.errors import InputError
 from model.profile import Profile
 from model.uncertainty import with_intervals
@@ -163,7 +163,7 @@ def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[fl
     hops = 4 if mode == "raft" else 2
 
     def loop(x: float):
-        return closed_loop(clients, z + hops * p["wake_us"] * math.exp(-x * p["spin_us"]), d, c)
+        return closed_loop(clients, z + hops * wakeup_delay(p["wake_us"], x, p["spin_us"]), d, c)
 
     # the wake-up delay falls as the read rate rises: X(x) is increasing in x
     # and bounded by the loop without wake-ups, so g(x) = X(x) - x has one root
@@ -184,14 +184,13 @@ def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[fl
 
 def go_capacity(mode: str, p: Profile, machines: int = 2) -> tuple[float, str]:
     """(ceiling ops/us, the resource that sets it): the largest demand per core."""
-    _, d, c = go_network(mode, machines, p)
+    z, d, c = go_network(mode, machines, p)
     names = [f"client machine {i + 1}" for i in range(max(1, int(machines)))]
     names += {"unreplicated": ["server loop"],
               "morphling": [f"replica {i + 1} loop" for i in range(len(d) - len(names))],
               }.get(mode, ["leader loop"] + [f"follower {i + 1} loop" for i in range(len(d) - len(names) - 1)])
-    per = [di / ci for di, ci in zip(d, c)]
-    i = max(range(len(per)), key=per.__getitem__)
-    return 1.0 / per[i], names[i]
+    b = bottleneck(z, d, c)
+    return b.capacity, names[b.index]
 
 
 def sleep_loop_ops(sleep_ms: float, p: Profile) -> float:
@@ -279,7 +278,7 @@ def go_curves(p: Profile) -> list[dict[str, Any]]:
     for mode in ("unreplicated", "morphling", "raft"):
         z, d, c = go_network(mode, 2, p)
         cap, who = go_capacity(mode, p)
-        knee = math.ceil((z + sum(d)) * cap)
+        knee = math.ceil(bottleneck(z, d, c).knee)
         for n in range(1, 129):
             x, lat = go_solve(mode, n, p)
             rows.append({"series": mode, "x": n, "x_label": "clients (2 x conns_per_client)",

@@ -1,29 +1,28 @@
 """Three-stage server (receive, compute, send): threads versus coroutines.
 
-Each connection is timer-driven: one request every ``send_interval_ms`` for
-``run_ms`` (:func:`model.blocks.timer_driven`). A request costs a serial part, handled by one scheduler,
+Each connection sends one request every ``send_interval_ms`` for ``run_ms``.
+All connections start together, so their timers fire in phase: every
+interval brings a burst of N requests (:func:`model.blocks.aligned_burst`).
 
-    serial = base_us + switch cost of its 3 stage handoffs  (:func:`model.blocks.switch_cost`)
-
-and a parallel part, matrix_ns x m^3 / 1000 (the m x m matrix product) on
-the ``server_cores``. The measured growth with connections is the same for
-matrix sizes 1 and 20, which is why only the serial part queues.
-
-* thread model: a kernel thread per stage per connection; each handoff is a
-  context switch whose cost grows with the runnable threads per core, so
-  s grows linearly with connections, the load N/T x s quadratically, and
-  latency explodes once the ``server_cores`` saturate (16-32 connections).
-* coroutine model: a constant user-space switch; latency stays low. Stages
-  at different priorities add ``level_switch_us`` per priority change along
-  the request (the scheduler drains one level before the next).
-
-All connections start together, so their timers fire in phase: each
-interval brings a burst of N requests and a request waits for half the burst
-to drain through the scheduler (``aligned=True``). With the thread model's serial part
-growing with N, that wait grows with N^2 -- the measured 1-8 connection
-curve is quadratic -- and the burst stops draining within the interval
-(saturation, closed-loop fallback) at a few tens of connections.
-Latency = ``client_us`` (client + network) + that response time. Requests = completed rate x (run - ``warmup_ms``).
+* A request's matrix product (matrix_ns x m^3) runs in parallel on the
+  cores: the measured gap between m = 20 and m = 1 does not grow with N.
+* Its serial burst work w = base_us + 3 stage handoffs
+  (:func:`model.blocks.switch_cost`): a constant user-space switch for
+  coroutines; for threads a kernel context switch with a fixed part and a
+  part that grows with the 3N runnable threads per core -- so w grows with N
+  and the burst wait (N-1) w / 2 with N^2 (the measured 1-8 connection curve
+  is quadratic).
+* The burst drains in arrival order: mean wait (N-1) w / 2; the std comes
+  from the position in the burst and the summed service variability; the
+  kernel's time slicing pulls the threads' completions together
+  (``thread_spread``).
+* Saturation: the burst no longer drains within the interval (N w >= the
+  interval); connections then wait for their replies (a closed loop at
+  capacity 1/w, :func:`model.blocks.closed_loop`), completed requests fall
+  below the offered ones and latency grows with N w: between 32 and 64
+  connections for threads, far beyond 128 for coroutines.
+* Stages at different priorities add ``level_switch_us`` per change.
+Latency = ``client_us`` + that; requests = completed rate x (run - ``warmup_ms``).
 
 Priority runs (``coroutine_priority.csv``): ``conns_per_class`` connections
 per priority 1..7 on 1-4 vCPUs, matrix 40. Below saturation each class's
@@ -31,7 +30,8 @@ wait is the non-preemptive priority M/G/c value (Cobham + Bondi-Buzen,
 :func:`model.blocks.pool_priority`). Past saturation the closed loop fixes
 the mean wait (work conservation: priorities only redistribute it) and the
 split follows the Cobham shape at the scheduler's effective load
-``priority_load``.
+``priority_load``. A class's std: zero wait with probability 1 - P(wait),
+else a roughly exponential wait.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ import math
 from typing import Any
 
 
-from model.blocks import closed_loop, pool_priority, switch_cost, timer_driven
+from model.blocks import aligned_burst, closed_loop, pool_priority, switch_cost
 from model.closed_forms import erlang_c, mg1_priority_nonpreemptive
 from model.errors import InputError
 from model.profile import Profile
@@ -145,18 +145,17 @@ def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: 
     solo = p["client_us"] + compute + (p["solo_delta_us"] if thread else 0.0)
     if model == "coroutine":
         solo += p["level_switch_us"] * level_changes(prios)
-    spread = (w * math.sqrt((conns * conns - 1) / 12.0 + SERVICE_CV2 * (conns - 1) / 2.0)
-              * (p["thread_spread"] if thread else 1.0))
-    drain = conns * w
-    if drain < interval:
-        wait = (conns - 1) * w * 0.5
+    burst = aligned_burst(conns, w, 1, SERVICE_CV2)
+    spread = burst.std * (p["thread_spread"] if thread else 1.0)
+    if burst.drain < interval:
+        wait = burst.mean
         x = conns / interval
         sat = False
     else:
         # saturated: a connection sends again only when its reply is back
         cl = closed_loop(conns, interval, [w])
         x = cl.throughput
-        wait = max(cl.response - w, (conns - 1) * w * 0.5)
+        wait = max(cl.response - w, burst.mean)
         spread = max(spread, wait / math.sqrt(3.0))
         sat = True
     req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
