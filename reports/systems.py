@@ -231,16 +231,18 @@ def mechanisms(sysm: System, prof: Profile, pred: Sequence[Mapping[str, Any]]) -
         return [
             "Closed loop of clients = 2 × conns_per_client connections on 2 client machines "
             "(Little's law: clients = ops/s × latency). Who serves a read: an unreplicated read "
-            "crosses 2 network hops and the server's serial processing loop; a Morphling read "
-            "the same plus morphling_extra_us = "
-            f"{_p(prof, 'morphling_extra_us', 'µs')} at its serving replica; a Raft read crosses 4 "
-            "hops (client → leader → followers → leader → client) and the leader's and the "
-            "followers' loops, waiting for a quorum of acks.",
-            f"Network stack: each hop costs hop_us = {_p(prof, 'hop_us', 'µs')} of pure delay (a "
-            "Raft read's 4 hops ≈ 0.5 ms, the note's network-stack time), plus wake_us = "
-            f"{_p(prof, 'wake_us', 'µs')} when the receiving node's threads are parked; that "
-            "extra falls as exp(−rate × spin_us) under load, which is why Raft latency drops "
-            "from 2 to 8 clients.",
+            "crosses 2 network hops and the one server's serial processing loop (read_us = "
+            f"{_p(prof, 'read_us', 'µs')}); a Morphling read crosses the same 2 hops and is "
+            f"served by one of {_p(prof, 'morphling_replicas', 'replicas')} (the followers), so "
+            "each serving loop sees part of the reads, and its guidance check adds "
+            f"morphling_extra_us = {_p(prof, 'morphling_extra_us', 'µs')} of delay; a Raft read "
+            "crosses 4 hops (client → leader → followers → leader → client) plus a quorum delay "
+            f"(quorum_us = {_p(prof, 'quorum_us', 'µs')}), and the leader's loop serves the read "
+            f"and a heartbeat and an ack per follower (msg_us = {_p(prof, 'msg_us', 'µs')} each).",
+            f"Network stack: each hop costs hop_us = {_p(prof, 'hop_us', 'µs')} of pure delay, "
+            f"plus wake_us = {_p(prof, 'wake_us', 'µs')} when the receiving node's threads are "
+            "parked; that extra falls as exp(−rate × spin_us) under load, which is why Raft "
+            "latency drops from 2 to 8 clients.",
             "Saturation: the resource with the largest demand per core sets the ceiling, and "
             "past the knee N* = (Z + D)/D_max latency grows linearly with clients: " + capl
             + " (" + "; ".join(f"{k}: {v}" for k, v in who.items()) + "). No collapse: "
