@@ -3,7 +3,8 @@
 * ``run``: a plan of local runs on the native server (resumable).
 * ``fit``: a profile from runs CSVs, by the fitter registered for their kind.
 * ``validate``: predicted vs measured with error statistics; ``--max-error``
-  makes it a gate, ``--html`` writes a report.
+  makes it a gate, ``--html`` writes a report. ``--cv GROUP`` cross-validates
+  instead (:mod:`calibrate.cv`): refit without each group, predict it.
 * ``ingest``: FarReach's own output files -> a farreach_runs row.
 
 Exit codes: 0 success; 1 a validation gate failed; 2 bad input (the message
@@ -61,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--name", help="profile name (default: the output file's stem)")
 
     v = sub.add_parser("validate", help="predicted vs measured error report")
-    v.add_argument("--profile", required=True, metavar="NAME|FILE.toml")
+    v.add_argument("--profile", metavar="NAME|FILE.toml",
+                   help="profile to validate (required unless --cv); with --cv: starting values")
     v.add_argument("--runs", metavar="RUNS.csv", action="append", required=True)
     v.add_argument("--kind", help="run kind (default: detected from the header)")
     v.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
@@ -78,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--max-interference", type=float, metavar="CORES",
                    help="leave out local runs during which other processes kept more than "
                         "CORES cores busy (column external_cores)")
+    v.add_argument("--cv", metavar="GROUP",
+                   help="cross-validate instead: refit without each group and predict it; "
+                        "first:K (fit on the first K points of every curve), last:K, "
+                        "column:NAME (leave one value out at a time)")
+    v.add_argument("--priors", metavar="PRIORS.toml", help="with --cv: starting values for refits")
 
     g = sub.add_parser("ingest", help="FarReach output files -> a farreach_runs row")
     g.add_argument("--stats", metavar="CLIENT.out", action="append", default=[],
@@ -199,6 +206,11 @@ def format_fit(fitter, profile) -> str:
 
 def _validate(args) -> int:
     from model.profile import Profile
+    if args.cv:
+        return _validate_cv(args)
+    if not args.profile:
+        raise InputError("give --profile NAME|FILE.toml (or --cv GROUP to cross-validate)",
+                         field="--profile")
 
     from .runs_io import write_rows
     from .validate import format_report, gate, report_rows, validate
@@ -232,6 +244,23 @@ def _validate(args) -> int:
                 print(f"FAIL: {msg}", file=sys.stderr)
             return 1
         print(f"PASS: every column's median error is within {args.max_error:g}%", file=sys.stderr)
+    return 0
+
+
+def _validate_cv(args) -> int:
+    """``validate --cv GROUP``: out-of-sample errors per kind and column (calibrate.cv)."""
+    from .cv import cross_validate, format_cv
+    from .runs_io import load_runs
+    _, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
+    res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile})
+    print(format_cv(res, per_row=not args.summary_only))
+    if args.max_error is not None:
+        bad = [f"out-of-sample median error of {k}.{c} is {s.median_ape:.1f}% > "
+               f"{args.max_error:g}% (over {s.n} cells)"
+               for (k, c), s in res.summary.items() if s.median_ape > args.max_error]
+        for msg in bad:
+            print(f"FAIL: {msg}", file=sys.stderr)
+        return 1 if bad else 0
     return 0
 
 

@@ -11,7 +11,10 @@ The objective is the log ratio predicted/measured of every measured cell
 (scale-free, so kops and latencies weigh alike), plus the system's priors
 (facts quoted in notes, e.g. Morphling C's 36 us processing time), solved by
 bounded trust-region least squares from the declared starting values. The
-standard errors come from the Jacobian at the optimum.
+standard errors come from the Jacobian at the optimum; so do the profile's
+``[uncertainty]`` (log-space covariance of the fitted parameters) and
+``[noise]`` (root-mean-square log residual per kind and column) tables, from
+which predictions get 90 % intervals (:mod:`model.uncertainty`).
 
 Regenerate every embedded profile (re-runnable, deterministic)::
 
@@ -33,6 +36,7 @@ from scipy.optimize import least_squares
 
 from model.errors import InputError, run_command
 from model.profile import Param, Profile
+from model.uncertainty import fitted_uncertainty
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PROFILES = Path(__file__).resolve().parent.parent / "model" / "profiles"
@@ -68,13 +72,17 @@ class SystemFitter:
     system: name of a system in :data:`model.systems.SYSTEMS` (= profile name).
     weights: optional per-column weight, e.g. ``{"latency_ns": 0.5}``.
     max_nfev: cap on model evaluations.
+    priors: starting values -- a :class:`Profile`, or a profile name or TOML
+        path; its values of the free parameters replace the declared
+        starting values (clipped to the bounds).
     """
 
     def __init__(self, system: str, weights: Mapping[str, float] | None = None,
-                 max_nfev: int = 400):
+                 max_nfev: int = 400, priors: Profile | str | None = None):
         self.system = system
         self.weights = weights
         self.max_nfev = max_nfev
+        self.priors = priors
 
     # -- helpers --------------------------------------------------------
     def _cells(self, rows: Sequence[Mapping[str, str]]):
@@ -111,9 +119,12 @@ class SystemFitter:
         def prof(v: np.ndarray) -> Profile:
             return base.with_values({p.name: float(x) for p, x in zip(free, v)}, "fit")
 
+        keys: list[str | None] = []
+
         def resid(v: np.ndarray) -> np.ndarray:
             p = prof(v)
             out = []
+            keys.clear()
             for r, k, cols in cells:
                 try:
                     pred = k.predict_row(r, p)
@@ -124,16 +135,25 @@ class SystemFitter:
                     m = measured(r, c)
                     ok = isinstance(y, float) and math.isfinite(y) and y > 0 and m > 0
                     out.append(w.get(c, 1.0) * (math.log(y / m) if ok else 3.0))
+                    keys.append(f"{k.name}.{c}")
             for fn in sysm.priors.values():
                 out.append(fn(p))
+                keys.append(None)
             return np.asarray(out)
 
         x0 = np.array([p.init for p in free])
+        if self.priors is not None:
+            start = self.priors if isinstance(self.priors, Profile) else Profile.load(self.priors)
+            x0 = np.array([start.get(p.name, p.init) for p in free])
         lo = np.array([p.lo for p in free])
         hi = np.array([p.hi for p in free])
-        sol = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi), x_scale=np.maximum(np.abs(x0), 0.01 * (hi - lo)),
+        sol = least_squares(resid, np.clip(x0, lo, hi), bounds=(lo, hi),
+                            x_scale=np.maximum(np.abs(x0), 0.01 * (hi - lo)),
                             max_nfev=self.max_nfev, diff_step=1e-4)
         stderr = _stderr(sol)
+        resid(sol.x)                       # the residual keys of the optimum
+        unc, noise = fitted_uncertainty([p.name for p in free], [_round(x) for x in sol.x],
+                                        sol.jac, sol.fun, list(keys))
         n_rows = len(cells)
         srcs = ", ".join(sysm.data_files)
         params = {}
@@ -150,7 +170,7 @@ class SystemFitter:
             "name": self.system,
             "fitted_by": f"python -m calibrate.systems_fit --system {self.system}",
             "data": [f"data/{s}.csv" for s in sysm.data_files],
-            "description": sysm.description})
+            "description": sysm.description}, unc, {k: _round(v) for k, v in noise.items()})
         self.cost_ = float(sol.cost)
         self.residuals_ = []
         for r, k, cols in cells:

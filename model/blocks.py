@@ -22,7 +22,17 @@ Client populations
       completed = min(offered, capacity) and the latency comes from
       :func:`closed_loop` with the interval as think time.
 
+    * :func:`bottleneck` -- which station of a closed loop saturates: the largest
+      demand per core sets the ceiling X_max = c/D, and the balanced-bound
+      knee N* = (Z + sum D)/D_max is where clients stop adding throughput.
+    * :func:`aligned_burst` -- N requests that arrive together (timers in
+      phase) drain in arrival order: mean and std of the wait from the
+      position in the burst and the summed service variability.
+
 Network
+    * :func:`wakeup_delay` -- a message to a node whose threads are parked
+      pays a wake-up; a node that handled a message within the last ``spin``
+      is awake, so the expected extra falls as exp(-rate x spin).
     * :class:`NetworkStack` -- a fixed delay plus a CPU cost per message; a
       request path of m messages costs m x delay of latency and
       m x cpu_per_msg of CPU on the node that sends/receives them.
@@ -72,8 +82,9 @@ from model.closed_forms import (
 from model.errors import InputError
 
 __all__ = [
-    "ClosedLoop", "TimerLoad", "NetworkStack", "PoolMetrics",
-    "seidmann", "closed_loop", "superposed_ca2", "timer_driven",
+    "ClosedLoop", "TimerLoad", "NetworkStack", "PoolMetrics", "Bottleneck", "BurstWait",
+    "seidmann", "closed_loop", "bottleneck", "superposed_ca2", "timer_driven", "aligned_burst",
+    "wakeup_delay",
     "quorum_wait", "any_replica_stations",
     "pool_fcfs", "pool_ps", "pool_priority",
     "switch_cost", "contention_factor", "scaling_factor",
@@ -168,6 +179,65 @@ def _repairman(n: int, z: float, dq: float, d: float, c: int) -> ClosedLoop:
     r = n / x - z
     return ClosedLoop(n, float(x), float(r + d * (c - 1) / c), (float(r + d * (c - 1) / c),),
                       (float(x * d / c),))
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """The station that saturates first: its index, the throughput ceiling
+    X_max = cores / demand, and the balanced-bound knee N* (clients)."""
+
+    index: int
+    capacity: float
+    knee: float
+
+
+def bottleneck(think: float, demands: Sequence[float],
+               cores: Sequence[int] | None = None) -> Bottleneck:
+    """Balanced-bound analysis of a closed loop: X(N) <= min(N / (Z + D), X_max),
+    X_max = c_b / D_b for the station b with the largest demand per core; the
+    two bounds cross at N* = (Z + sum D) X_max."""
+    d = np.array([_check("demand", x) for x in demands], dtype=float)
+    c = np.ones(len(d)) if cores is None else np.asarray(cores, dtype=float)
+    if len(d) == 0 or c.shape != d.shape or np.any(c < 1):
+        raise InputError("need one demand and a core count >= 1 per station", field="demands")
+    per = d / c
+    b = int(np.argmax(per))
+    cap = math.inf if per[b] == 0 else 1.0 / per[b]
+    return Bottleneck(b, cap, (_check("think", think) + float(d.sum())) * cap)
+
+
+@dataclass(frozen=True)
+class BurstWait:
+    """Wait of a request in a burst: mean, standard deviation, and the time
+    the whole burst takes to drain."""
+
+    mean: float
+    std: float
+    drain: float
+
+
+def aligned_burst(n: int, work: float, cores: int = 1, cv2: float = 0.0) -> BurstWait:
+    """N requests arriving together, each ``work`` of serial work, served in
+    arrival order by ``cores`` servers. The request in position k (uniform on
+    0..N-1) waits for the floor(k / c) rounds ahead of it: mean (N-1) w / (2c).
+    Its variance is the position's, w^2 (N^2-1) / (12 c^2), plus the sum of
+    the services ahead of it with squared coefficient of variation ``cv2``:
+    cv2 w^2 (N-1) / (2 c^2) (continuous approximation for c > 1)."""
+    if int(n) != n or n < 1:
+        raise InputError(f"burst size must be an integer >= 1, got {n!r}", field="connections")
+    w = _check("work", work)
+    c = int(cores)
+    if c < 1:
+        raise InputError(f"cores must be >= 1, got {cores!r}", field="cores")
+    var = w * w * ((n * n - 1) / 12.0 + _check("cv2", cv2) * (n - 1) / 2.0) / (c * c)
+    return BurstWait((n - 1) * w / (2.0 * c), math.sqrt(var), n * w / c)
+
+
+def wakeup_delay(wake: float, rate: float, spin: float) -> float:
+    """Expected wake-up cost of one message: ``wake`` times the probability that
+    the receiving node saw no message in the last ``spin`` (Poisson arrivals at
+    ``rate``): wake x exp(-rate x spin)."""
+    return _check("wake", wake) * math.exp(-_check("rate", rate) * _check("spin", spin))
 
 
 @dataclass(frozen=True)
@@ -342,18 +412,20 @@ def pool_priority(lams: Sequence[float], service: Sequence[float], service2: Seq
 # --------------------------------------------------------------------------
 
 def switch_cost(model: str, connections: int, stages: int, cores: int,
-                thread_switch: float, coroutine_switch: float) -> float:
+                thread_switch: float, coroutine_switch: float,
+                thread_fixed: float = 0.0) -> float:
     """CPU per request spent handing a request between its stages.
 
     thread model: one kernel thread per stage per connection, so each handoff
-    is a kernel context switch whose cost (cache/TLB refill, run-queue work)
-    grows with the runnable threads sharing a core: stages x thread_switch x
-    max(1, stages x connections / cores).
+    is a kernel context switch: a fixed part (``thread_fixed``: wake-up, run
+    queue, register and stack switch) plus a part that grows with the runnable
+    threads sharing a core (cache/TLB refill, run-queue work):
+    stages x (thread_fixed + thread_switch x max(1, stages x connections / cores)).
     coroutine model: a user-space switch of constant cost per stage.
     """
     if model == "thread":
         threads_per_core = stages * connections / cores
-        return stages * thread_switch * max(1.0, threads_per_core)
+        return stages * (thread_fixed + thread_switch * max(1.0, threads_per_core))
     if model == "coroutine":
         return stages * coroutine_switch
     raise InputError(f"{model!r} is not allowed; allowed: thread, coroutine", field="model")

@@ -14,6 +14,17 @@ error. Profiles are TOML files::
     source = "fit: farreach_runs.csv (29 rows)"
     stderr = 0.05
 
+Two optional tables carry what prediction intervals need
+(:mod:`model.uncertainty`); profiles without them load as before::
+
+    [uncertainty]                 # covariance of the fitted parameters, log space
+    params = ["server_us", "net_us"]
+    log_covariance = [[0.0006, 0.0001], [0.0001, 0.0012]]
+
+    [noise]                       # run-to-run scatter per measured column, log-sd
+    kops = 0.05
+    "morphling_go.ops" = 0.08     # kind.column wins over column
+
 Embedded profiles ship in ``model/profiles/`` and are found by name.
 """
 
@@ -43,6 +54,9 @@ class Profile:
     name: str
     params: Mapping[str, Param]
     meta: Mapping[str, Any] = field(default_factory=dict)
+    # {"params": [names], "log_covariance": [[...]]} or None; see model.uncertainty
+    uncertainty: Mapping[str, Any] | None = None
+    noise: Mapping[str, float] = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> float:
         try:
@@ -59,8 +73,12 @@ class Profile:
         return key in self.params
 
     def with_values(self, values: Mapping[str, float], source: str) -> "Profile":
-        """A copy with some values replaced (units kept), e.g. during fitting."""
+        """A copy with some values replaced (units kept), e.g. during fitting.
+
+        The copy has no [uncertainty] or [noise]: they describe the fitted values."""
         params = dict(self.params)
+        if not values:
+            return Profile(self.name, params, self.meta)
         for k, v in values.items():
             old = params.get(k)
             params[k] = Param(float(v), old.unit if old else "", source,
@@ -92,7 +110,8 @@ class Profile:
                 raise InputError(f"unknown keys {sorted(extra)}; allowed: value, unit, source, stderr",
                                  source=source, field=f"params.{key}")
             params[key] = Param(float(v), p["unit"], p["source"], p.get("stderr"))
-        return cls(meta.get("name", Path(source).stem), params, meta)
+        unc, noise = _uncertainty(data, params, source), _noise(data, source)
+        return cls(meta.get("name", Path(source).stem), params, meta, unc, noise)
 
     @classmethod
     def load(cls, name_or_path: str) -> "Profile":
@@ -128,10 +147,64 @@ class Profile:
             out.append(f"source = {toml_value(p.source)}")
             if p.stderr is not None:
                 out.append(f"stderr = {float(p.stderr)!r}")
+        if self.uncertainty:
+            out.append("\n[uncertainty]")
+            out.append(f"params = {toml_value(list(self.uncertainty['params']))}")
+            rows = ",\n  ".join(toml_value([float(x) for x in r])
+                                for r in self.uncertainty["log_covariance"])
+            out.append(f"log_covariance = [\n  {rows},\n]")
+        if self.noise:
+            out.append("\n[noise]")
+            for k in sorted(self.noise):
+                out.append(f"{toml_value(k)} = {float(self.noise[k])!r}")
         return "\n".join(out) + "\n"
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(self.totoml_value())
+
+
+def _uncertainty(data: Mapping[str, Any], params: Mapping[str, Param],
+                 source: str) -> dict[str, Any] | None:
+    """The optional [uncertainty] table, checked: known positive parameters and a
+    square, symmetric covariance matrix of finite numbers."""
+    u = data.get("uncertainty")
+    if u is None:
+        return None
+    if not isinstance(u, Mapping) or set(u) != {"params", "log_covariance"}:
+        raise InputError("expected params = [names] and log_covariance = [[...]]",
+                         source=source, field="uncertainty")
+    names = u["params"]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise InputError("expected a list of parameter names", source=source,
+                         field="uncertainty.params")
+    for n in names:
+        if n not in params or params[n].value <= 0:
+            raise InputError(f"'{n}' is not a positive parameter of this profile",
+                             source=source, field="uncertainty.params")
+    cov = u["log_covariance"]
+    k = len(names)
+    ok = (isinstance(cov, list) and len(cov) == k and all(
+        isinstance(r, list) and len(r) == k and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+            for x in r) for r in cov))
+    if not ok or any(abs(cov[i][j] - cov[j][i]) > 1e-9 * (1 + abs(cov[i][j]))
+                     for i in range(k) for j in range(k)) or any(cov[i][i] < 0 for i in range(k)):
+        raise InputError(f"expected a symmetric {k} x {k} matrix of finite numbers with a "
+                         "non-negative diagonal", source=source, field="uncertainty.log_covariance")
+    return {"params": list(names), "log_covariance": [[float(x) for x in r] for r in cov]}
+
+
+def _noise(data: Mapping[str, Any], source: str) -> dict[str, float]:
+    n = data.get("noise", {})
+    if not isinstance(n, Mapping):
+        raise InputError("expected a table of column = log-sd", source=source, field="noise")
+    out = {}
+    for k, v in n.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0:
+            raise InputError(f"expected a finite number >= 0, got {v!r}", source=source,
+                             field=f"noise.{k}")
+        out[k] = float(v)
+    return out
 
 
 def embedded_profiles() -> list[str]:

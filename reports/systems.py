@@ -14,6 +14,12 @@ stylesheet and embedded plotly.js, every label escaped), shows:
   over the measured range and dashed past the last measured point, the
   measured runs as dots of the same colour, and the saturation / peak /
   collapse points the model flags as annotated markers;
+* the cross-validation (:mod:`calibrate.cv`, grouping ``first:2`` by
+  default): the profile is refitted on the first points of every curve and
+  predicts the rest; per run kind and column, the refitted model's curve
+  through every measured configuration with its 90 % interval as a band,
+  the points it was fitted on as open circles and the held-out points as
+  filled diamonds, and a table of out-of-sample errors and interval coverage;
 * predicted against measured per run kind and column, every measured cell
   in a sortable table, and the profile with provenance.
 
@@ -60,6 +66,7 @@ def _rows(sysm: System, prof: Profile, data_dir: str | None) -> list[dict[str, A
     from calibrate.systems_fit import DATA, load_rows
     out: list[dict[str, Any]] = []
     kinds = {k.name: k for k in sysm.kinds}
+    prof = prof.with_values({}, "") if prof.uncertainty or prof.noise else prof  # no intervals here
     for r in load_rows(sysm.name, data_dir or DATA):
         k = kinds[r["__kind__"]]
         pred = k.predict_row(r, prof)
@@ -219,19 +226,27 @@ def mechanisms(sysm: System, prof: Profile, pred: Sequence[Mapping[str, Any]]) -
             "Source: model/systems/morphling.py (C implementation).",
         ]
     if name == "morphling-go":
-        capl = ", ".join(f"{k.split('|')[0]} {fmt(round(v), 'ops/s')}" for k, v in caps.items())
+        capl = "; ".join(f"{k.split('|')[0]} {fmt(round(v), 'ops/s')}" for k, v in caps.items())
+        who = {r["series"]: r.get("bottleneck", "") for r in pred if r.get("bottleneck")}
         return [
-            "Closed loop of clients = 2 × conns_per_client connections (Little's law: clients = "
-            "ops/s × latency). Unreplicated and Morphling reads cost a client + network delay "
-            f"(net_us = {_p(prof, 'net_us', 'µs')}) plus the server's serial per-read CPU "
-            f"(messages × msg_cpu_us = {_p(prof, 'msg_cpu_us', 'µs')}, Morphling adds "
-            f"{_p(prof, 'morphling_extra_us', 'µs')}).",
-            "Saturation: flagged where one more client adds under 10 % of its solo share, i.e. "
-            "the serial server CPU is the bottleneck; the ceilings are 1/demand: " + capl + ".",
-            "Raft reads: the leader must hear from a quorum (1 of its 2 followers) before "
-            "replying, a k-of-n fork-join wait of one follower round trip (raft_quorum_rtt_us = "
-            f"{_p(prof, 'raft_quorum_rtt_us', 'µs')}) plus follower queueing, so latency is "
-            "higher and throughput per client lower. No peak or collapse is predicted.",
+            "Closed loop of clients = 2 × conns_per_client connections on 2 client machines "
+            "(Little's law: clients = ops/s × latency). Who serves a read: an unreplicated read "
+            "crosses 2 network hops and the one server's serial processing loop (read_us = "
+            f"{_p(prof, 'read_us', 'µs')}); a Morphling read crosses the same 2 hops and is "
+            f"served by one of {_p(prof, 'morphling_replicas', 'replicas')} (the followers), so "
+            "each serving loop sees part of the reads, and its guidance check adds "
+            f"morphling_extra_us = {_p(prof, 'morphling_extra_us', 'µs')} of delay; a Raft read "
+            "crosses 4 hops (client → leader → followers → leader → client) plus a quorum delay "
+            f"(quorum_us = {_p(prof, 'quorum_us', 'µs')}), and the leader's loop serves the read "
+            f"and a heartbeat and an ack per follower (msg_us = {_p(prof, 'msg_us', 'µs')} each).",
+            f"Network stack: each hop costs hop_us = {_p(prof, 'hop_us', 'µs')} of pure delay, "
+            f"plus wake_us = {_p(prof, 'wake_us', 'µs')} when the receiving node's threads are "
+            "parked; that extra falls as exp(−rate × spin_us) under load, which is why Raft "
+            "latency drops from 2 to 8 clients.",
+            "Saturation: the resource with the largest demand per core sets the ceiling, and "
+            "past the knee N* = (Z + D)/D_max latency grows linearly with clients: " + capl
+            + " (" + "; ".join(f"{k}: {v}" for k, v in who.items()) + "). No collapse: "
+            "nothing in this loop gets slower per read with load.",
             "Source: model/systems/morphling.py (Go implementation).",
         ]
     if name == "runtimes":
@@ -410,11 +425,168 @@ def _curve_blocks(sysm: System, pred: Sequence[Mapping[str, Any]],
     return blocks, notes
 
 
+# ---- cross-validation: held-out points against the refitted curve ----------------------
+
+DEFAULT_CV = "first:2"
+
+
+def cv_rows(sysm: System, grouping: str = DEFAULT_CV, data_dir: str | None = None
+            ) -> tuple[list[dict[str, Any]], Any]:
+    """Every measured cell of the system predicted by the profile refitted on a
+    grouping's training rows (with its interval), marked ``held_out`` when the
+    fit did not see it; and the :class:`calibrate.cv.CVResult`."""
+    from calibrate.cv import cross_validate, curve_spec
+    from calibrate.systems_fit import DATA, SystemFitter, load_rows
+    rows = load_rows(sysm.name, data_dir or DATA)
+    try:
+        res = cross_validate(rows, grouping, fitter=SystemFitter,
+                             fitter_kwargs={"system": sysm.name})
+    except InputError as exc:
+        # curves too short for first:K (Morphling C has two points on its
+        # longest curve): hold out fewer points of each
+        name, _, k = grouping.partition(":")
+        if name != "first" or k == "1" or "holds out no row" not in str(exc):
+            raise
+        res = cross_validate(rows, "first:1", fitter=SystemFitter,
+                             fitter_kwargs={"system": sysm.name})
+    test = {i for f in res.folds for i in f.test}
+    prof = res.profiles[0]
+    kinds = {k.name: k for k in sysm.kinds}
+    out = []
+    for i, r in enumerate(rows):
+        k = kinds[r["__kind__"]]
+        spec = curve_spec(k.name)
+        pred = k.predict_row(r, prof)
+        for c in k.measured:
+            m = _measured(r, c)
+            if m is None or c == spec["order"]:
+                continue
+            out.append({"run_kind": k.name, "id": r.get("id", ""), "column": c, "measured": m,
+                        "predicted": pred.get(f"pred_{c}"), "lo": pred.get(f"pred_{c}_lo"),
+                        "hi": pred.get(f"pred_{c}_hi"), "held_out": i in test,
+                        "curve": _curve_name(r, spec["by"]),
+                        "x": _num(r, spec["order"]), "x_col": spec["order"]})
+    return out, res
+
+
+def _curve_name(r: Mapping[str, Any], cols: Sequence[str]) -> str:
+    """A curve's legend name: its text values, numbers with their column."""
+    parts = []
+    for c in cols:
+        v = str(r.get(c, "") or "").strip()
+        if not v:
+            continue
+        parts.append(f"{c}={v}" if _num(r, c) is not None else v)
+    return ", ".join(parts) or "all"
+
+
+def cv_figure(title: str, xt: str, yt: str, cells: Sequence[Mapping[str, Any]]) -> dict:
+    """One curve per configuration: the refitted model (line) with its 90 %
+    interval (band), fitted-on points (open circles), held-out points (filled
+    diamonds)."""
+    xu, yu = _unit_of_title(xt), _unit_of_title(yt)
+    data: list[dict] = []
+    by: dict[str, list[Mapping[str, Any]]] = {}
+    common = None
+    for c in cells:
+        toks = set(c["curve"].split(", "))
+        common = toks if common is None else common & toks
+    for c in cells:
+        # legend names without what every curve of the figure shares
+        name = ", ".join(t for t in c["curve"].split(", ") if t not in (common or set()))
+        by.setdefault(name or c["curve"], []).append(c)
+    for i, (name, pts) in enumerate(by.items()):
+        col = F.PALETTE[i % len(F.PALETTE)]
+        # one value per x (repeats of a configuration share the prediction)
+        line: dict[float, Mapping[str, Any]] = {}
+        for p in sorted(pts, key=lambda p: p["x"]):
+            line.setdefault(p["x"], p)
+        xs = list(line)
+        lo = [line[x]["lo"] for x in xs]
+        hi = [line[x]["hi"] for x in xs]
+        if all(isinstance(v, (int, float)) for v in lo + hi):
+            data.append({"type": "scatter", "mode": "lines", "name": F.ptext(f"{name} 90 % interval"),
+                         "legendgroup": F.ptext(name), "showlegend": False,
+                         "x": xs + xs[::-1], "y": hi + lo[::-1], "fill": "toself",
+                         "fillcolor": col + "33", "line": {"color": col + "00", "width": 0},
+                         "hoverinfo": "skip"})
+        data.append({"type": "scatter", "mode": "lines+markers" if len(xs) == 1 else "lines",
+                     "name": F.ptext(f"{name}: predicted (refitted)"), "legendgroup": F.ptext(name),
+                     "x": xs, "y": [line[x]["predicted"] for x in xs],
+                     "line": {"color": col, "width": 2}, "marker": {"color": col, "size": 4},
+                     "hovertemplate": (f"{F.ptext(name)}, predicted by the refit<br>%{{x:.4g}} {xu}: "
+                                       f"%{{y:.4g}} {yu}<extra></extra>")})
+        for held, sym, label_ in ((False, "circle-open", "fitted on"), (True, "diamond", "held out")):
+            ms = [p for p in pts if bool(p["held_out"]) == held]
+            if not ms:
+                continue
+            data.append({"type": "scatter", "mode": "markers", "showlegend": False,
+                         "name": F.ptext(f"{name} measured, {label_}"), "legendgroup": F.ptext(name),
+                         "x": [p["x"] for p in ms], "y": [p["measured"] for p in ms],
+                         "text": [F.ptext(p["id"]) for p in ms],
+                         "marker": {"color": col, "size": 10 if held else 8, "symbol": sym,
+                                    "line": {"color": "#1a202c" if held else col, "width": 1.5}},
+                         "hovertemplate": (f"{F.ptext(name)}, measured %{{text}} ({label_})<br>"
+                                           f"%{{x:.4g}} {xu}: %{{y:.4g}} {yu}<extra></extra>")})
+    lay = F.layout(title, xt, yt, height=440 + 18 * max(0, len(by) - 3),
+                   legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 11}})
+    return {"data": data, "layout": lay}
+
+
+def cv_section(sysm: System, cells: Sequence[Mapping[str, Any]], res: Any,
+               figs: _Figures) -> Section:
+    """Held-out points of the cross-validation on the refitted curves, and the
+    out-of-sample error table."""
+    blocks = []
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for c in cells:
+        groups.setdefault((c["run_kind"], c["column"]), []).append(c)
+    for (kind, col), cs in groups.items():
+        if not any(c["held_out"] for c in cs) or any(c["x"] is None for c in cs):
+            continue
+        xc = cs[0]["x_col"]
+        xt = x_title(xc.replace("_", " ")) if xc.replace("_", " ") in _X_TITLE else \
+            f"{label(xc).rsplit(' (', 1)[0]} ({unit_for(xc) or 'level'})"
+        yt = label(col)
+        yt = yt if yt.endswith(")") else f"{yt} (count)"
+        fig = cv_figure(f"{kind}: {yt.rsplit(' (', 1)[0]} — held-out points", xt, yt, cs)
+        s = res.summary.get((kind, col))
+        cap = (f"{sum(1 for c in cs if c['held_out'])} held-out and "
+               f"{sum(1 for c in cs if not c['held_out'])} fitted-on measurements (open circles: "
+               "fitted on; filled diamonds: held out) against the curve (line, one colour per "
+               "configuration) of the profile refitted without the held-out points; band: its "
+               "90 % prediction interval. Click a legend entry to hide a configuration.")
+        if s is not None:
+            cap += (f" Out of sample: median error {s.median_ape:.1f} %"
+                    + (f", {s.coverage * 100:.0f} % of held-out points inside the band"
+                       if s.coverage is not None else "") + ".")
+        blocks.append(figs.block(fig, cap))
+    trows = []
+    for (kind, col), s in sorted(res.summary.items()):
+        trows.append([kind, label(col), s.unit or "–", fmt(s.n, "points"), _pct(s.median_ape),
+                      _pct(s.mean_ape), "–" if s.spearman is None else f"{s.spearman:.3f}",
+                      "–" if s.coverage is None else _pct(s.coverage * 100)])
+    table = _table(["run kind", "column", "unit", "held-out points", "median APE (%)",
+                    "mean APE (%)", "Spearman", "inside 90 % interval (%)"], trows,
+                   numeric=[False, False, False, True, True, True, True, True],
+                   caption=f"Cross-validation {res.grouping}: the profile refitted on the first "
+                           "points of every curve (the low-load end) predicts the rest. APE: "
+                           "absolute percentage error.")
+    return {"id": "cv", "title": f"Held-out points ({res.grouping} cross-validation)",
+            "intro": "What a user gets when a campaign starts small: the profile is fitted on the "
+                     "low-load end of each measured curve only, and predicts the points past it. "
+                     "Command: python -m calibrate validate --cv " + res.grouping + " --runs "
+                     + " --runs ".join(f"data/{f}.csv" for f in sysm.data_files) + ".",
+            "blocks": ([_grid(blocks)] if blocks else []) + [table]}
+
+
 # ---- sections -----------------------------------------------------------------------
 
 def system_sections(sysm: System, rows: Sequence[Mapping[str, Any]], prof: Profile, *,
-                    figs: _Figures | None = None) -> list[Section]:
-    """Summary, curves, predicted vs measured, measured cells and profile for one system."""
+                    figs: _Figures | None = None,
+                    cv: tuple[Sequence[Mapping[str, Any]], Any] | None = None) -> list[Section]:
+    """Summary, curves, held-out points of the cross-validation (``cv`` =
+    :func:`cv_rows`, if given), predicted vs measured, measured cells and profile."""
     from . import profile_dict
     figs = figs or _Figures()
     meas = [r for r in rows if r.get("kind") == "measured"]
@@ -477,6 +649,8 @@ def system_sections(sysm: System, rows: Sequence[Mapping[str, Any]], prof: Profi
                              "★ peak, ✕ collapse where the model expects them. Click a legend "
                              "entry to hide it.",
                     "blocks": [_grid(curve_blocks)] + [{"kind": "text", "text": n} for n in notes]})
+    if cv is not None:
+        out.append(cv_section(sysm, cv[0], cv[1], figs))
     parity = []
     for k, comps in by_kind.items():
         for s in A.summarize(comps):
@@ -521,22 +695,26 @@ def _system(system: str | System) -> System:
 
 
 def system_page(system: str | System, rows: Sequence[Mapping[str, Any]] | None = None,
-                profile: Profile | None = None, *, data_dir: str | None = None) -> str:
-    """The HTML of one system's page (rows default to :func:`curves`)."""
+                profile: Profile | None = None, *, data_dir: str | None = None,
+                cv: str | None = DEFAULT_CV) -> str:
+    """The HTML of one system's page (rows default to :func:`curves`; ``cv`` is
+    the cross-validation grouping shown, None for none)."""
     sysm = _system(system)
     prof = sysm.profile(profile)
     if rows is None:
         rows = _rows(sysm, prof, data_dir)
-    return render(system_sections(sysm, rows, prof), f"System report: {sysm.name}",
+    cvd = cv_rows(sysm, cv, data_dir) if cv and sysm.kinds else None
+    return render(system_sections(sysm, rows, prof, cv=cvd), f"System report: {sysm.name}",
                   subtitle=f"{sysm.description} — measured runs against the model's predicted "
                            f"curves (profile {prof.name})",
                   inputs=[f"data/{f}.csv" for f in sysm.data_files])
 
 
 def write_system_report(system: str | System, path: str | Path,
-                        profile: Profile | None = None, *, data_dir: str | None = None) -> Path:
+                        profile: Profile | None = None, *, data_dir: str | None = None,
+                        cv: str | None = DEFAULT_CV) -> Path:
     """Write one system's page to ``path``; ``profile`` defaults to the embedded one."""
-    return write(path, system_page(system, profile=profile, data_dir=data_dir))
+    return write(path, system_page(system, profile=profile, data_dir=data_dir, cv=cv))
 
 
 def write_report(system: str, out_dir: str | Path) -> Path:
@@ -551,12 +729,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--system", action="append", default=[],
                     help=f"one of {', '.join(sorted(SYSTEMS))} (repeatable; default all)")
     ap.add_argument("--profile", metavar="TOML", help="a profile file instead of the embedded one")
+    ap.add_argument("--cv", default=DEFAULT_CV, metavar="GROUP",
+                    help=f"cross-validation grouping shown (default {DEFAULT_CV}; 'none' for none)")
     args = ap.parse_args(argv)
     def action() -> None:
         prof = Profile.load(args.profile) if args.profile else None
         for name in args.system or sorted(SYSTEMS):
             _system(name)
-            out = write_system_report(name, Path(args.out) / f"{name}.html", prof)
+            out = write_system_report(name, Path(args.out) / f"{name}.html", prof,
+                                      cv=None if args.cv == "none" else args.cv)
             print(f"wrote {out}", file=sys.stderr)
 
     return run_command(action)

@@ -15,16 +15,17 @@ C implementation (``morphling_c.csv``, profile ``morphling-c``)
 
 Go implementation (``morphling_go*.csv``, profile ``morphling-go``)
     * clients = 2 x conns_per_client (two client machines) = ops x latency.
-    * unreplicated and Morphling reads: delay ``net_us`` + the server's serial
-      per-read CPU (``unreplicated_us`` / ``morphling_us``).
-    * Raft reads: the leader (``raft_leader_us`` of serial CPU) must hear from
-      a quorum -- 1 of its 2 followers for 3 replicas -- before replying:
-      a k-of-n fork-join wait (:func:`model.blocks.quorum_wait`) of one
-      follower round trip ``raft_quorum_rtt_us`` plus follower queueing.
-      Solved as a fixed point (the quorum wait depends on throughput).
+    * who serves a read: unreplicated -- the server's serial processing loop
+      (``read_us``); Morphling -- one of the two followers' loops (half the
+      reads each) plus a guidance delay; Raft -- the leader's loop (the read
+      and a heartbeat + ack per follower, ``msg_us`` each) and the followers'
+      loops, plus a quorum delay. Each read also costs its client machine CPU.
+    * hops are pure delays (2, Raft 4), plus a wake-up when the receiving
+      node's threads are parked, which fades as exp(-rate x spin_us).
     * ``netstack_ms``: the per-request network-stack time measured by adding a
       1 ms sleep to the processing loop (610 ops/s, not 1000):
       :func:`sleep_loop_ops` reproduces that note.
+    See docs/systems.md for the evidence behind each piece.
 """
 
 from __future__ import annotations
@@ -32,9 +33,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from model.blocks import any_replica_stations, closed_loop, quorum_wait
+from scipy.optimize import brentq
+
+from model.blocks import any_replica_stations, bottleneck, closed_loop, wakeup_delay
 from model.errors import InputError
 from model.profile import Profile
+from model.uncertainty import with_intervals
 from model.runs import RunKind, choice, number, register
 
 from .base import ParamSpec, System, register_system
@@ -52,20 +56,38 @@ C_PARAMS = (
 )
 
 GO_PARAMS = (
-    ParamSpec("net_us", "us", 200.0, 20.0, 2000.0,
-              "client + network delay per read between a client and the server"),
-    ParamSpec("msg_cpu_us", "us", 5.0, 0.5, 100.0,
-              "serial server CPU per message handled (receive or send: kernel stack + "
-              "Go netpoller wake-up); an unreplicated read is 2 messages, a Raft read "
-              "2 + 2 per follower at the leader"),
-    ParamSpec("morphling_extra_us", "us", 20.0, 0.0, 200.0,
-              "serial server CPU a Morphling read adds to its 2 messages"),
-    ParamSpec("raft_quorum_rtt_us", "us", 400.0, 10.0, 5000.0,
-              "leader -> follower -> leader round trip of a Raft read (network + stacks)"),
+    ParamSpec("hop_us", "us", 110.0, 20.0, 1000.0,
+              "one network traversal of a message (wire + both kernel stacks + Go netpoller "
+              "wake-up): a pure delay; a read crosses 2 hops, a Raft read 4"),
+    ParamSpec("wake_us", "us", 40.0, 0.0, 1000.0,
+              "extra delay per hop when the receiving node's threads are parked (an idle "
+              "Go runtime must wake a thread: futex + scheduler); vanishes under load"),
+    ParamSpec("spin_us", "us", 50.0, 1.0, 5000.0,
+              "window after a node's last message in which its threads are still awake: "
+              "a hop pays wake_us with probability exp(-reads/us x spin_us)"),
+    ParamSpec("client_cpu_us", "us", 20.0, 0.5, 500.0,
+              "client-machine CPU per read (Go client: marshal, send, receive, unmarshal)"),
+    ParamSpec("client_cores", "cores", 1.0, 1.0, 64.0,
+              "cores of one client machine that run its connections' reads (assumption: the "
+              "load generator's connections are served by one core-equivalent)", fit=False),
+    ParamSpec("read_us", "us", 10.0, 0.5, 200.0,
+              "serial processing-loop time of the server per unreplicated read"),
+    ParamSpec("morphling_extra_us", "us", 15.0, 0.0, 500.0,
+              "latency a Morphling read adds to an unreplicated one (its guidance check), "
+              "a delay that does not occupy the serving loop"),
+    ParamSpec("morphling_replicas", "replicas", 2.0, 1.0, 3.0,
+              "replicas whose processing loops serve Morphling reads (assumption: the two "
+              "followers, which take reads off the leader; see docs/systems.md)", fit=False),
+    ParamSpec("quorum_us", "us", 100.0, 0.0, 2000.0,
+              "latency a Raft read adds beyond its 2 extra hops: the followers' handling of the "
+              "heartbeat and the leader's commit check, a delay off the serving loops"),
+    ParamSpec("msg_us", "us", 3.0, 0.1, 100.0,
+              "serial processing-loop time per replication message (a heartbeat sent or an ack "
+              "received at the leader; a heartbeat handled at a follower)"),
     ParamSpec("replicas", "replicas", 3.0, 1.0, 9.0, "replicas (leader + followers)", fit=False),
     ParamSpec("netstack_ms", "ms", 0.639, 0.0, 5.0,
-              "network-stack time per request in the serial loop: 1/(610 ops/s) - 1 ms "
-              "(DOMAIN.md 4)", fit=False),
+              "network-stack time per request of the 1 ms sleep experiment: 1/(610 ops/s) - 1 ms "
+              "(docs/systems.md)", fit=False),
 )
 
 C_MODES = {"unreplicated": "unreplicated", "unreplicated-local": "unreplicated",
@@ -97,37 +119,78 @@ def _c_row(row, profile: Profile) -> dict[str, Any]:
 # Go
 # --------------------------------------------------------------------------
 
-def go_demand(mode: str, p: Profile) -> float:
-    """Serial server CPU per read (us): messages x per-message cost (+ extra)."""
-    m = p["msg_cpu_us"]
+def go_network(mode: str, machines: int, p: Profile) -> tuple[float, list[float], list[int]]:
+    """(pure delay us, station demands us, station cores) of one Go read.
+
+    Delay: the hops the read's messages cross (2; Raft 4: client -> leader ->
+    followers -> leader -> client). Stations, each a serial loop or a core pool:
+    the client machines (each carries 1/machines of the reads), then the
+    processing loop(s) that serve the read: the server's (unreplicated), the
+    serving replicas' (Morphling, spread over ``morphling_replicas``), or the
+    leader's and every follower's (Raft: the leader fans each read's heartbeat
+    out to all followers)."""
+    m = max(1, int(machines))
+    cc = max(1, int(round(p["client_cores"])))
+    demands = [p["client_cpu_us"] / m] * m
+    cores = [cc] * m
+    hops = 2
     if mode == "unreplicated":
-        return 2 * m
-    if mode == "morphling":
-        return 2 * m + p["morphling_extra_us"]
-    followers = max(0, int(round(p["replicas"])) - 1)
-    return (2 + 2 * followers) * m
+        demands.append(p["read_us"])
+    elif mode == "morphling":
+        r = max(1, int(round(p["morphling_replicas"])))
+        demands += [p["read_us"] / r] * r
+    else:
+        hops = 4
+        followers = max(0, int(round(p["replicas"])) - 1)
+        # the leader serves the read itself and sends a heartbeat to, and takes an
+        # ack from, every follower; each follower handles one heartbeat + ack
+        demands += [p["read_us"] + 2 * followers * p["msg_us"]] + [2 * p["msg_us"]] * followers
+    cores += [1] * (len(demands) - len(cores))
+    delay = hops * p["hop_us"] + {"morphling": p["morphling_extra_us"],
+                                  "raft": p["quorum_us"]}.get(mode, 0.0)
+    return delay, demands, cores
 
 
-def go_solve(mode: str, clients: int, p: Profile) -> tuple[float, float]:
-    """(throughput ops/us, mean latency us) for N Go clients."""
-    z = p["net_us"]
-    d = go_demand(mode, p)
-    if mode in ("unreplicated", "morphling"):
-        cl = closed_loop(clients, z, [d])
-        return cl.throughput, cl.cycle
-    followers = max(0, int(round(p["replicas"])) - 1)
-    follower_us = go_demand("unreplicated", p)     # a follower receives and answers
-    k = (followers + 1) // 2   # majority of replicas, minus the leader's own vote
-    x = 0.0
-    for _ in range(30):
-        # followers each handle every forked request; cap the load to stay stable
-        lam = min(x, 0.95 / follower_us)
-        zq = z + quorum_wait(followers, k, lam, follower_us, p["raft_quorum_rtt_us"])
-        cl = closed_loop(clients, zq, [d])
-        if abs(cl.throughput - x) <= 1e-9 + 1e-6 * x:
-            break
-        x = 0.5 * (x + cl.throughput)
+def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[float, float]:
+    """(throughput ops/us, mean latency us) for N Go clients on ``machines`` machines.
+
+    Raft waits for the first of its followers' acks (a quorum of 2 of 3 with
+    the leader's own vote); the closed loop counts every follower as a
+    station, which is exact for the load and slightly pessimistic for the
+    latency of the fastest ack (a follower queue is short: 2 x msg_us is
+    small)."""
+    z, d, c = go_network(mode, machines, p)
+    hops = 4 if mode == "raft" else 2
+
+    def loop(x: float):
+        return closed_loop(clients, z + hops * wakeup_delay(p["wake_us"], x, p["spin_us"]), d, c)
+
+    # the wake-up delay falls as the read rate rises: X(x) is increasing in x
+    # and bounded by the loop without wake-ups, so g(x) = X(x) - x has one root
+    # between the loop with every wake-up paid and the one with none
+    lo, hi = loop(0.0).throughput, closed_loop(clients, z, d, c).throughput
+
+    def g(x: float) -> float:
+        return loop(x).throughput - x
+
+    if g(hi) >= 0:               # rounding at the no-wake-up bound
+        cl = loop(hi)
+    elif g(lo) <= 0:
+        cl = loop(lo)
+    else:
+        cl = loop(brentq(g, lo, hi, xtol=1e-14, rtol=1e-10))
     return cl.throughput, cl.cycle
+
+
+def go_capacity(mode: str, p: Profile, machines: int = 2) -> tuple[float, str]:
+    """(ceiling ops/us, the resource that sets it): the largest demand per core."""
+    z, d, c = go_network(mode, machines, p)
+    names = [f"client machine {i + 1}" for i in range(max(1, int(machines)))]
+    names += {"unreplicated": ["server loop"],
+              "morphling": [f"replica {i + 1} loop" for i in range(len(d) - len(names))],
+              }.get(mode, ["leader loop"] + [f"follower {i + 1} loop" for i in range(len(d) - len(names) - 1)])
+    b = bottleneck(z, d, c)
+    return b.capacity, names[b.index]
 
 
 def sleep_loop_ops(sleep_ms: float, p: Profile) -> float:
@@ -140,7 +203,7 @@ def _go_row(row, profile: Profile) -> dict[str, Any]:
     mode = choice(row, "read_mode", GO_MODES)
     cn = int(number(row, "conns_per_client", integer=True, minimum=1))
     machines = int(number(row, "client_machines", 2, integer=True, minimum=1))
-    x, lat = go_solve(mode, cn * machines, profile)
+    x, lat = go_solve(mode, cn * machines, profile, machines)
     return {"pred_ops": x * 1e6, "pred_latency_ns": lat * 1e3}
 
 
@@ -163,19 +226,26 @@ def _go_control_row(row, profile: Profile) -> dict[str, Any]:
 C_KIND = register(RunKind(
     name="morphling_c",
     signature=frozenset({"read_mode", "client_threads", "groups", "replicas", "kops"}),
-    profile="morphling-c", measured=("kops",), predict_row=_c_row,
+    profile="morphling-c", measured=("kops",),
+    predict_row=with_intervals(_c_row, "morphling_c"),
+    extra={"curve": {"by": ("read_mode", "groups", "replicas", "value_bytes"),
+                     "order": "client_threads"}},
     description="Morphling (C) read throughput vs client threads"))
 
 GO_KIND = register(RunKind(
     name="morphling_go",
     signature=frozenset({"read_mode", "conns_per_client", "client_machines", "latency_ns", "ops"}),
-    profile="morphling-go", measured=("ops", "latency_ns"), predict_row=_go_row,
+    profile="morphling-go", measured=("ops", "latency_ns"),
+    predict_row=with_intervals(_go_row, "morphling_go"),
+    extra={"curve": {"by": ("read_mode", "client_machines"), "order": "conns_per_client"}},
     description="Morphling (Go) fixed-connection series"))
 
 GO_CONTROL_KIND = register(RunKind(
     name="morphling_go_control",
     signature=frozenset({"read_mode", "step", "ops", "latency_us", "clients_by_littles_law"}),
-    profile="morphling-go", measured=("ops", "latency_us"), predict_row=_go_control_row,
+    profile="morphling-go", measured=("ops", "latency_us"),
+    predict_row=with_intervals(_go_control_row, "morphling_go_control"),
+    extra={"curve": {"by": ("series",), "order": "step"}},
     description="Morphling (Go) controller series stepping up clients"))
 
 
@@ -201,21 +271,20 @@ def c_curves(p: Profile) -> list[dict[str, Any]]:
 
 
 def go_curves(p: Profile) -> list[dict[str, Any]]:
+    """Ops/s and latency vs clients (2 machines) per read path; the saturation
+    flag sits at the balanced-bound knee N* = (Z + D) / D_max of the resource
+    that sets the ceiling."""
     rows = []
     for mode in ("unreplicated", "morphling", "raft"):
-        prev = None
-        d = go_demand(mode, p)
+        z, d, c = go_network(mode, 2, p)
+        cap, who = go_capacity(mode, p)
+        knee = math.ceil(bottleneck(z, d, c).knee)
         for n in range(1, 129):
             x, lat = go_solve(mode, n, p)
-            flag = ""
-            # saturation: the marginal client adds < 10 % of its solo share
-            if prev is not None and x - prev[0] < 0.1 * (1.0 / (p["net_us"] + d)) and \
-                    not any(r.get("flag") == "saturation" and r["series"] == mode for r in rows):
-                flag = "saturation"
             rows.append({"series": mode, "x": n, "x_label": "clients (2 x conns_per_client)",
                          "y": x * 1e6, "y_label": "ops/s", "latency_us": lat,
-                         "kind": "predicted", "flag": flag, "capacity_ops": 1e6 / d})
-            prev = (x, lat)
+                         "kind": "predicted", "flag": "saturation" if n == knee else "",
+                         "capacity_ops": cap * 1e6, "bottleneck": who})
     return rows
 
 
@@ -229,6 +298,10 @@ MORPHLING_GO = register_system(System(
     name="morphling-go", params=GO_PARAMS, kinds=(GO_KIND, GO_CONTROL_KIND),
     data_files=("morphling_go", "morphling_go_control"), curves=go_curves,
     description="Morphling (Go): Raft, Morphling and unreplicated reads",
-    # weak prior (log-sd 0.7): a kernel send/receive plus a goroutine wake-up
-    # costs a few us; the data alone show no queueing for unreplicated reads
-    priors={"per-message CPU ~5 us": lambda p: math.log(p["msg_cpu_us"] / 5.0) / 0.7}))
+    # the serving loop per read is
+    # taken to cost what the C server's does (36 us, row M19 of the C notes)
+    # within a factor 1.5 (log-sd 0.4): the data up to 8 clients barely show it
+    priors={"serving loop per read ~ C's 36 us": lambda p: math.log(p["read_us"] / 36.05) / 0.4,
+            # a message handled in a Go loop: a kernel send or receive and a
+            # goroutine wake-up, a few us (weak: log-sd 0.7)
+            "per-message loop time ~5 us": lambda p: math.log(p["msg_us"] / 5.0) / 0.7}))

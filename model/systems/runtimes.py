@@ -42,6 +42,7 @@ import numpy as np
 from model.blocks import closed_loop, contention_factor, scaling_factor
 from model.errors import InputError
 from model.profile import Profile
+from model.uncertainty import with_intervals
 from model.runs import RunKind, cell, choice, number, register
 
 from .base import ParamSpec, System, register_system
@@ -124,8 +125,16 @@ def solve(rt: str, cores: int, conns: int, nbytes: float, p: Profile) -> tuple[f
 def best(rt: str, cores: int, client_cores: int, nbytes: float, p: Profile) -> tuple[float, float]:
     """(best qps, conns per client core at the best): the curve's maximum over
     the conns grid, refined by a parabola through the three points around it
-    (so the location moves smoothly with the parameters)."""
-    q = np.array([solve(rt, cores, int(client_cores * k), nbytes, p)[0] for k in CONNS_GRID])
+    (so the location moves smoothly with the parameters). The grid is walked
+    coarse-to-fine: every 4th point first, then the points around the best."""
+    coarse = CONNS_GRID[::4]
+    qc = [solve(rt, cores, int(client_cores * k), nbytes, p)[0] for k in coarse]
+    j = int(np.argmax(qc)) * 4
+    q = np.full(len(CONNS_GRID), -np.inf)
+    q[::4] = qc
+    for i in range(max(0, j - 4), min(len(CONNS_GRID), j + 5)):
+        if not np.isfinite(q[i]):
+            q[i] = solve(rt, cores, int(client_cores * CONNS_GRID[i]), nbytes, p)[0]
     i = int(np.argmax(q))
     if 0 < i < len(q) - 1:
         y0, y1, y2 = q[i - 1], q[i], q[i + 1]
@@ -195,19 +204,27 @@ CURVES_KIND = register(RunKind(
     name="runtimes_curves",
     signature=frozenset({"runtime", "server_cores", "payload", "connections", "qps", "latency_us"}),
     profile="runtimes", measured=("qps", "latency_us", "clients_by_littles_law"),
-    predict_row=_curves_row, description="async runtime QPS/latency vs connections"))
+    predict_row=with_intervals(_curves_row, "runtimes_curves"),
+    extra={"curve": {"by": ("runtime", "server_cores", "payload", "client_cores"),
+                     "order": "connections"}},
+    description="async runtime QPS/latency vs connections"))
 
 BEST_KIND = register(RunKind(
     name="runtimes_best",
     signature=frozenset({"runtime", "server_cores", "payload", "best_qps"}),
-    profile="runtimes", measured=("best_qps", "conns_per_core"), predict_row=_best_row,
+    profile="runtimes", measured=("best_qps", "conns_per_core"),
+    predict_row=with_intervals(_best_row, "runtimes_best"),
+    extra={"curve": {"by": ("runtime", "payload"), "order": "server_cores"}},
     description="best QPS per core count"))
 
 LIMITED_KIND = register(RunKind(
     name="runtimes_limited",
     signature=frozenset({"runtime", "server_cores", "qps_limit_per_core", "cpu_total_pct"}),
     profile="runtimes", measured=("qps", "latency_us", "cpu_total_pct"),
-    predict_row=_limited_row, description="QPS-limited runs with server CPU use"))
+    predict_row=with_intervals(_limited_row, "runtimes_limited"),
+    extra={"curve": {"by": ("runtime", "server_cores", "payload", "conns_per_core",
+                            "client_cores"), "order": "qps_limit_per_core"}},
+    description="QPS-limited runs with server CPU use"))
 
 
 def curves(p: Profile) -> list[dict[str, Any]]:

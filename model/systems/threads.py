@@ -1,29 +1,28 @@
 """Three-stage server (receive, compute, send): threads versus coroutines.
 
-Each connection is timer-driven: one request every ``send_interval_ms`` for
-``run_ms`` (:func:`model.blocks.timer_driven`). A request costs a serial part, handled by one scheduler,
+Each connection sends one request every ``send_interval_ms`` for ``run_ms``.
+All connections start together, so their timers fire in phase: every
+interval brings a burst of N requests (:func:`model.blocks.aligned_burst`).
 
-    serial = base_us + switch cost of its 3 stage handoffs  (:func:`model.blocks.switch_cost`)
-
-and a parallel part, matrix_ns x m^3 / 1000 (the m x m matrix product) on
-the ``server_cores``. The measured growth with connections is the same for
-matrix sizes 1 and 20, which is why only the serial part queues.
-
-* thread model: a kernel thread per stage per connection; each handoff is a
-  context switch whose cost grows with the runnable threads per core, so
-  s grows linearly with connections, the load N/T x s quadratically, and
-  latency explodes once the ``server_cores`` saturate (16-32 connections).
-* coroutine model: a constant user-space switch; latency stays low. Stages
-  at different priorities add ``level_switch_us`` per priority change along
-  the request (the scheduler drains one level before the next).
-
-All connections start together, so their timers fire in phase: each
-interval brings a burst of N requests and a request waits for half the burst
-to drain through the scheduler (``aligned=True``). With the thread model's serial part
-growing with N, that wait grows with N^2 -- the measured 1-8 connection
-curve is quadratic -- and the burst stops draining within the interval
-(saturation, closed-loop fallback) at a few tens of connections.
-Latency = ``client_us`` (client + network) + that response time. Requests = completed rate x (run - ``warmup_ms``).
+* A request's matrix product (matrix_ns x m^3) runs in parallel on the
+  cores: the measured gap between m = 20 and m = 1 does not grow with N.
+* Its serial burst work w = base_us + 3 stage handoffs
+  (:func:`model.blocks.switch_cost`): a constant user-space switch for
+  coroutines; for threads a kernel context switch with a fixed part and a
+  part that grows with the 3N runnable threads per core -- so w grows with N
+  and the burst wait (N-1) w / 2 with N^2 (the measured 1-8 connection curve
+  is quadratic).
+* The burst drains in arrival order: mean wait (N-1) w / 2; the std comes
+  from the position in the burst and the summed service variability; the
+  kernel's time slicing pulls the threads' completions together
+  (``thread_spread``).
+* Saturation: the burst no longer drains within the interval (N w >= the
+  interval); connections then wait for their replies (a closed loop at
+  capacity 1/w, :func:`model.blocks.closed_loop`), completed requests fall
+  below the offered ones and latency grows with N w: between 32 and 64
+  connections for threads, far beyond 128 for coroutines.
+* Stages at different priorities add ``level_switch_us`` per change.
+Latency = ``client_us`` + that; requests = completed rate x (run - ``warmup_ms``).
 
 Priority runs (``coroutine_priority.csv``): ``conns_per_class`` connections
 per priority 1..7 on 1-4 vCPUs, matrix 40. Below saturation each class's
@@ -31,7 +30,8 @@ wait is the non-preemptive priority M/G/c value (Cobham + Bondi-Buzen,
 :func:`model.blocks.pool_priority`). Past saturation the closed loop fixes
 the mean wait (work conservation: priorities only redistribute it) and the
 split follows the Cobham shape at the scheduler's effective load
-``priority_load``.
+``priority_load``. A class's std: zero wait with probability 1 - P(wait),
+else a roughly exponential wait.
 """
 
 from __future__ import annotations
@@ -40,26 +40,35 @@ import math
 from typing import Any
 
 
-from model.blocks import closed_loop, pool_priority, switch_cost, timer_driven
-from model.closed_forms import mg1_priority_nonpreemptive
+from model.blocks import aligned_burst, closed_loop, pool_priority, switch_cost
+from model.closed_forms import erlang_c, mg1_priority_nonpreemptive
 from model.errors import InputError
 from model.profile import Profile
+from model.uncertainty import with_intervals
 from model.runs import RunKind, cell, choice, number, register
 
 from .base import ParamSpec, System, register_system
 
 STAGES = 3
+SERVICE_CV2 = 1.0      # squared CV of a request's serial work (assumption: exponential-like)
 N_CLASSES = 7
 
 PARAMS = (
-    ParamSpec("client_us", "us", 250.0, 0.0, 5000.0, "client + network delay per request"),
-    ParamSpec("base_us", "us", 50.0, 1.0, 2000.0, "server CPU per request besides the matrix"),
+    ParamSpec("client_us", "us", 250.0, 0.0, 5000.0,
+              "client + network delay per request, and the unloaded stage path"),
+    ParamSpec("base_us", "us", 50.0, 1.0, 2000.0,
+              "serial server work per request of a burst besides the stage switches"),
     ParamSpec("matrix_ns", "ns", 15.0, 0.01, 1000.0,
               "CPU per multiply-add of the m x m matrix product (m^3 per request)"),
-    ParamSpec("thread_switch_us", "us", 20.0, 0.0, 1000.0,
+    ParamSpec("thread_switch_us", "us", 5.0, 0.0, 1000.0,
               "kernel context switch per stage handoff, per runnable thread per core"),
+    ParamSpec("thread_ctx_us", "us", 20.0, 0.0, 1000.0,
+              "fixed cost of a kernel context switch per stage handoff under contention"),
     ParamSpec("coroutine_switch_us", "us", 5.0, 0.0, 1000.0,
               "user-space coroutine switch per stage handoff"),
+    ParamSpec("solo_delta_us", "us", 0.0, -500.0, 500.0,
+              "thread minus coroutine latency of a lone request (a blocked kernel thread wakes "
+              "on its event; a coroutine waits for the runtime's next poll)"),
     ParamSpec("level_switch_us", "us", 30.0, 0.0, 2000.0,
               "delay per priority-level change between consecutive stages"),
     ParamSpec("server_cores", "cores", 2.0, 1.0, 64.0,
@@ -67,8 +76,15 @@ PARAMS = (
     ParamSpec("warmup_ms", "ms", 250.0, 0.0, 2000.0,
               "start-up time of a run before the first request"),
     ParamSpec("jitter_us", "us", 80.0, 0.0, 5000.0, "latency std-dev of an unloaded request"),
+    ParamSpec("thread_spread", "1", 0.8, 0.0, 1.0,
+              "thread model: spread of completion times within a burst relative to strict "
+              "run-to-completion order (the kernel time-slices the burst's threads, which "
+              "pulls completions together; 1: no time slicing)"),
     ParamSpec("priority_client_us", "us", 1000.0, 0.0, 20000.0,
               "client + network delay in the priority runs (one poll thread for all)"),
+    ParamSpec("priority_jitter_us", "us", 1000.0, 0.0, 20000.0,
+              "latency std-dev of an unloaded request in the priority runs (the one client "
+              "poll thread serves every connection)"),
     ParamSpec("conns_per_class", "connections", 16.0, 1.0, 1000.0,
               "connections per priority class (768 requests per class in 5 s at 100 ms)",
               fit=False),
@@ -98,33 +114,54 @@ def level_changes(prios: str | None) -> int:
     return sum(1 for a, b in zip(lv, lv[1:]) if a != b)
 
 
-def _std(latency_wait: float, s: float, p: Profile) -> float:
-    # response ~ exponential-like once queueing dominates: var ~ s^2 + 2 s Wq + Wq^2
-    wq = max(latency_wait, 0.0)
-    return math.sqrt(p["jitter_us"] ** 2 + s * s + 2 * s * wq + wq * wq)
+def burst_work_us(model: str, conns: int, p: Profile) -> float:
+    """Serial server work per request while a burst of N requests drains: base
+    work plus 3 stage handoffs (:func:`model.blocks.switch_cost`; for threads
+    it grows with the 3N runnable threads per core)."""
+    c = int(round(p["server_cores"]))
+    return p["base_us"] + switch_cost(model, conns, STAGES, c, p["thread_switch_us"],
+                                      p["coroutine_switch_us"], p["thread_ctx_us"])
 
 
 def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: float,
              prios: str | None, p: Profile) -> dict[str, float]:
-    c = int(round(p["server_cores"]))
+    """Mean and std of latency and completed requests of N timer-driven
+    connections whose timers fire together (a burst of N every interval).
+
+    The burst's serial work w drains through one scheduler in arrival order:
+    request k of the burst waits for the k requests ahead of it, k uniform on
+    0..N-1 -- mean (N-1) w / 2. Its variance has two parts: the position,
+    w^2 (N^2-1)/12, and the sum of k service times of squared coefficient of
+    variation ``SERVICE_CV2`` (1: exponential-like, an assumption),
+    w^2 CV2 (N-1)/2. For threads the kernel time-slices the burst's
+    threads, which pulls completions together: std ``thread_spread`` times
+    that. The burst must drain within the interval (N w < interval) or the
+    connections fall back to a closed loop at capacity 1/w
+    (:func:`model.blocks.closed_loop`)."""
+    interval = interval_ms * 1e3
     compute = p["matrix_ns"] * matrix ** 3 / 1000.0
-    # handoffs go through one scheduler (the kernel run queue of the busy
-    # threads, or the coroutine executor): that serial part queues in the
-    # burst; the matrix work runs in parallel on the cores
-    serial = p["base_us"] + switch_cost(model, conns, STAGES, c, p["thread_switch_us"],
-                                        p["coroutine_switch_us"])
-    t = timer_driven(conns, interval_ms * 1e3, serial, 1, aligned=True)
-    cap = min(1.0 / serial, c / (serial + compute))
-    x = min(t.throughput, cap)
-    lat = t.latency + compute
-    if x < t.offered and not t.saturated:
-        lat = max(lat, closed_loop(conns, interval_ms * 1e3, [serial + compute], [c]).response)
-    extra = p["level_switch_us"] * level_changes(prios) if model == "coroutine" else 0.0
+    w = burst_work_us(model, conns, p)
+    thread = model == "thread"
+    solo = p["client_us"] + compute + (p["solo_delta_us"] if thread else 0.0)
+    if model == "coroutine":
+        solo += p["level_switch_us"] * level_changes(prios)
+    burst = aligned_burst(conns, w, 1, SERVICE_CV2)
+    spread = burst.std * (p["thread_spread"] if thread else 1.0)
+    if burst.drain < interval:
+        wait = burst.mean
+        x = conns / interval
+        sat = False
+    else:
+        # saturated: a connection sends again only when its reply is back
+        cl = closed_loop(conns, interval, [w])
+        x = cl.throughput
+        wait = max(cl.response - w, burst.mean)
+        spread = max(spread, wait / math.sqrt(3.0))
+        sat = True
     req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
-    s = serial + compute
-    return {"latency_mean_us": p["client_us"] + extra + lat,
-            "latency_std_us": _std(lat - s, s, p), "requests": req,
-            "utilization": x * s / c, "saturated": float(t.saturated or x < t.offered)}
+    return {"latency_mean_us": solo + wait, "latency_std_us": math.hypot(p["jitter_us"], spread),
+            "requests": req, "utilization": min(1.0, x * (w + compute) / int(round(p["server_cores"]))),
+            "saturated": float(sat)}
 
 
 def _tc_row(row, p: Profile) -> dict[str, Any]:
@@ -135,6 +172,15 @@ def _tc_row(row, p: Profile) -> dict[str, Any]:
                  number(row, "run_ms", 5000.0, minimum=0),
                  cell(row, "prio_recv_server_send"), p)
     return {f"pred_{k}": r[k] for k in ("requests", "latency_mean_us", "latency_std_us")}
+
+
+def _prio_std(wait: float, pwait: float, p: Profile) -> float:
+    """Latency std of a priority class: the client's jitter plus the waiting
+    time, which is 0 with probability 1 - P(wait) and else roughly exponential
+    with mean wait / P(wait): Var = wait^2 (2 / P(wait) - 1)."""
+    pw = min(max(pwait, 1e-3), 1.0)
+    wq = max(wait, 0.0)
+    return math.sqrt(p["priority_jitter_us"] ** 2 + wq * wq * (2.0 / pw - 1.0))
 
 
 def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
@@ -148,9 +194,10 @@ def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
     out = []
     if rho < 0.95:
         pm = pool_priority([lam] * N_CLASSES, [s] * N_CLASSES, [s * s] * N_CLASSES, vcpus)
+        pw = erlang_c(N_CLASSES * lam * s, vcpus)
         for m in pm:
             out.append({"latency_mean_us": p["priority_client_us"] + m.response,
-                        "latency_std_us": _std(m.waiting, s, p), "requests": lam * span})
+                        "latency_std_us": _prio_std(m.waiting, pw, p), "requests": lam * span})
         return out
     # saturated: connections wait for their outstanding request (closed loop)
     cl = closed_loop(n * N_CLASSES, interval_ms * 1e3, [s], [vcpus])
@@ -162,7 +209,7 @@ def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
     x_class = cl.throughput / N_CLASSES
     for wk in w:
         out.append({"latency_mean_us": p["priority_client_us"] + s + float(wk),
-                    "latency_std_us": _std(float(wk), s, p),
+                    "latency_std_us": _prio_std(float(wk), 1.0, p),
                     "requests": min(lam, x_class) * span})
     return out
 
@@ -183,14 +230,20 @@ TC_KIND = register(RunKind(
     signature=frozenset({"model", "matrix_size", "send_interval_ms", "connections",
                          "latency_mean_us"}),
     profile="thread-coroutine", measured=("requests", "latency_mean_us", "latency_std_us"),
-    predict_row=_tc_row, description="thread vs coroutine three-stage server"))
+    predict_row=with_intervals(_tc_row, "thread_coroutine"),
+    extra={"curve": {"by": ("model", "matrix_size", "send_interval_ms", "prio_recv_server_send"),
+                     "order": "connections"}},
+    description="thread vs coroutine three-stage server"))
 
 PRIO_KIND = register(RunKind(
     name="coroutine_priority",
     signature=frozenset({"server_vcpus", "connection_priority", "matrix_size",
                          "latency_mean_us"}),
     profile="thread-coroutine", measured=("requests", "latency_mean_us", "latency_std_us"),
-    predict_row=_prio_row, description="coroutine priority classes on 1-4 vCPUs"))
+    predict_row=with_intervals(_prio_row, "coroutine_priority"),
+    extra={"curve": {"by": ("server_vcpus", "matrix_size", "send_interval_ms"),
+                     "order": "connection_priority"}},
+    description="coroutine priority classes on 1-4 vCPUs"))
 
 
 def curves(p: Profile) -> list[dict[str, Any]]:

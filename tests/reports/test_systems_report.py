@@ -48,10 +48,32 @@ def built(tmp_path_factory):
         sysm = SYSTEMS[name]
         prof = sysm.profile()
         rows = RS.curves(name)
-        sections = RS.system_sections(sysm, rows, prof)
-        path = RS.write_system_report(name, out_dir / f"{name}.html")
+        sections = RS.system_sections(sysm, rows, prof, cv=RS.cv_rows(sysm))
+        path = RS.write(out_dir / f"{name}.html",
+                        RS.render(sections, f"System report: {name}", subtitle=sysm.description))
         res[name] = (rows, sections, path)
     return res
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_held_out_points_sit_on_the_refitted_curve_with_its_band(built, name):
+    _, sections, _ = built[name]
+    assert "cv" in [s["id"] for s in sections]
+    figs = _figures(sections, "cv")
+    assert figs
+    for fig, caption in figs:
+        held = [t for t in fig["data"] if t["mode"] == "markers" and t["name"].endswith("held out")
+                and t["marker"]["symbol"] == "diamond"]
+        bands = [t for t in fig["data"] if t.get("fill") == "toself"]
+        lines = [t for t in fig["data"] if "predicted (refitted)" in t["name"]]
+        assert held and bands and lines
+        for b in bands:                      # upper edge above the lower edge everywhere
+            n = len(b["y"]) // 2
+            assert all(hi >= lo for hi, lo in zip(b["y"][:n], b["y"][n:][::-1]))
+        assert "held-out" in caption and "90 % prediction interval" in caption
+    cv = next(s for s in sections if s["id"] == "cv")
+    table = next(b for b in cv["blocks"] if b.get("kind") == "table")
+    assert table["rows"] and "inside 90 % interval (%)" in table["columns"]
 
 
 def test_expected_systems_present():

@@ -169,3 +169,42 @@ def test_network_stack_and_overheads():
     assert scaling_factor(16, 0.5, 0.1, 0.01) > scaling_factor(8, 0.5, 0.1, 0.01) > 1.5
     with pytest.raises(InputError):
         switch_cost("fiber", 1, 3, 1, 1.0, 1.0)
+
+
+def test_bottleneck_is_the_largest_demand_per_core_and_the_knee_crosses_the_bounds():
+    from model.blocks import bottleneck
+    b = bottleneck(100.0, [10.0, 30.0, 40.0], [1, 1, 2])
+    assert b.index == 1 and b.capacity == pytest.approx(1 / 30.0)
+    assert b.knee == pytest.approx((100 + 80) / 30.0)
+    # MVA never beats either bound, and approaches X_max far past the knee
+    for n in (1, 3, 6, 12, 200):
+        x = closed_loop(n, 100.0, [10.0, 30.0, 40.0], [1, 1, 2]).throughput
+        assert x <= min(n / 180.0, b.capacity) * (1 + 1e-9)
+    assert closed_loop(200, 100.0, [10.0, 30.0, 40.0], [1, 1, 2]).throughput == \
+        pytest.approx(b.capacity, rel=0.01)
+
+
+def test_aligned_burst_matches_a_seeded_monte_carlo():
+    from model.blocks import aligned_burst
+    rng = np.random.default_rng(11)
+    n, w = 8, 10.0
+    waits = []
+    for _ in range(20000):
+        s = rng.exponential(w, n)                 # cv2 = 1
+        order = rng.permutation(n)
+        start = np.concatenate(([0.0], np.cumsum(s[order])[:-1]))
+        waits.append(start[rng.integers(n)])
+    b = aligned_burst(n, w, 1, cv2=1.0)
+    assert b.mean == pytest.approx(np.mean(waits), rel=0.03)
+    assert b.std == pytest.approx(np.std(waits), rel=0.03)
+    d = aligned_burst(n, w)                       # deterministic work: uniform positions
+    assert d.std == pytest.approx(w * np.sqrt((n * n - 1) / 12))
+    assert d.drain == n * w and aligned_burst(1, w).mean == 0.0
+
+
+def test_wakeup_delay_fades_with_rate():
+    from model.blocks import wakeup_delay
+    assert wakeup_delay(100.0, 0.0, 50.0) == 100.0
+    assert wakeup_delay(100.0, 0.02, 50.0) == pytest.approx(100 * np.exp(-1))
+    with pytest.raises(InputError):
+        wakeup_delay(-1.0, 0.0, 1.0)

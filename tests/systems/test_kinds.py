@@ -84,8 +84,21 @@ def test_morphling_go_raft_pays_a_quorum_round_and_littles_law_holds():
     for n in (2, 8, 32):
         x_r, l_r = morphling.go_solve("raft", n, p)
         x_u, l_u = morphling.go_solve("unreplicated", n, p)
-        assert l_r > l_u + 0.5 * p["raft_quorum_rtt_us"]
+        assert l_r > l_u + 2 * p["hop_us"]                  # two more hops: the quorum round
         assert x_r * l_r == pytest.approx(n, rel=1e-6)      # clients = ops x latency
+
+
+def test_morphling_go_ceiling_is_the_busiest_serving_loop_and_latency_grows_past_it():
+    p = Profile.load("morphling-go")
+    for mode in ("morphling", "raft"):
+        cap, who = morphling.go_capacity(mode, p)
+        x, lat = morphling.go_solve(mode, 256, p)
+        assert x <= cap * (1 + 1e-9) and x == pytest.approx(cap, rel=0.02), who
+        x2, lat2 = morphling.go_solve(mode, 512, p)
+        assert lat2 == pytest.approx(lat + 256 / cap, rel=0.02)    # past the knee: N / X_max
+    # idle wake-ups: a Raft read at low load pays them, under load it does not
+    lo = morphling.go_solve("raft", 2, p)[1]
+    assert lo > 4 * p["hop_us"] + 0.5 * 4 * p["wake_us"] * math.exp(-1e-3 * p["spin_us"])
     assert morphling.sleep_loop_ops(1.0, p) == pytest.approx(610, rel=0.01)
 
 

@@ -1,0 +1,167 @@
+"""Cross-validation (calibrate.cv) and prediction intervals (model.uncertainty):
+fold construction, refits that do not see held-out rows, interval coverage by
+simulation, profile round trip of the new tables, and the command line."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from calibrate.cli import main as calibrate_main
+from calibrate.cv import cross_validate, make_folds, register_grouping, Fold, GROUPINGS
+from calibrate.systems_fit import SystemFitter, load_rows
+from model.errors import InputError
+from model.profile import Param, Profile
+from model.uncertainty import fitted_uncertainty, predict_interval, with_intervals
+
+
+def _rows(kind, curve_vals, order_vals):
+    return [{"__kind__": kind, "id": f"r{i}", "series": s, "step": str(x), "__line__": str(i + 2)}
+            for i, (s, x) in enumerate(zip(curve_vals, order_vals))]
+
+
+def test_first_and_last_split_every_curve_by_its_order_and_keep_repeats_together():
+    rows = _rows("morphling_go_control", ["a"] * 4 + ["b"] * 3, [3, 1, 2, 1, 1, 2, 3])
+    (f,) = make_folds(rows, "first:2")
+    assert [rows[i]["step"] for i in f.train] == ["1", "2", "1", "1", "2"]   # repeats of step 1
+    assert sorted(rows[i]["step"] for i in f.test) == ["3", "3"]
+    (g,) = make_folds(rows, "last:1")
+    assert set(g.test) == set(f.test)
+    folds = make_folds(rows, "column:series")
+    assert [f.name for f in folds] == ["series=a", "series=b"]
+    assert all(set(f.train).isdisjoint(f.test) for f in folds)
+
+
+@pytest.mark.parametrize("bad", ["first:0", "first:x", "nope:1", "first", "column:"])
+def test_bad_groupings_are_input_errors(bad):
+    rows = _rows("morphling_go_control", ["a"] * 3, [1, 2, 3])
+    with pytest.raises(InputError) as e:
+        make_folds(rows, bad)
+    assert e.value.field == "--cv"
+
+
+def test_a_grouping_that_holds_out_nothing_says_so():
+    with pytest.raises(InputError, match="holds out no row"):
+        make_folds(_rows("morphling_go_control", ["a", "b"], [1, 1]), "first:1")
+
+
+def test_registered_grouping_is_used():
+    register_grouping("evens", lambda rows, arg: [Fold("evens", tuple(range(0, len(rows), 2)),
+                                                       tuple(range(1, len(rows), 2)))])
+    try:
+        (f,) = make_folds(_rows("morphling_go_control", ["a"] * 4, [1, 2, 3, 4]), "evens:")
+        assert f.test == (1, 3)
+    finally:
+        GROUPINGS.pop("evens")
+
+
+def test_cross_validation_refits_without_held_out_rows_and_reports_coverage():
+    rows = load_rows("morphling-go")
+    res = cross_validate(rows, "first:3")
+    held_ids = {h.id for h in res.held}
+    assert held_ids == {"C04", "C23", "C42", "C61", "C80"}     # fixed curves: 3 points only
+    # the refit must differ from a fit that saw everything (it did not see them)
+    full = SystemFitter("morphling-go").fit(rows).profile_
+    assert any(res.profiles[0][k] != pytest.approx(full[k], rel=1e-6)
+               for k in ("hop_us", "morphling_extra_us"))
+    s = res.summary[("morphling_go_control", "ops")]
+    assert s.n == 5 and s.unit == "ops/s" and 0 <= s.coverage <= 1 and s.n_intervals == 5
+    for h in res.held:
+        assert h.lo is not None and h.lo <= h.predicted <= h.hi
+
+
+def test_rows_of_two_systems_are_refused():
+    rows = load_rows("morphling-go")[:3] + load_rows("morphling-c")
+    with pytest.raises(InputError, match="different fitters"):
+        cross_validate(rows, "first:1")
+
+
+def test_cli_cv_prints_a_table_with_units_and_bad_group_exits_2(capsys):
+    assert calibrate_main(["validate", "--cv", "first:1", "--runs", "data/morphling_c.csv",
+                           "--summary-only"]) == 0
+    out = capsys.readouterr().out
+    assert "morphling_c" in out and "Kops" in out and "coverage" in out
+    assert calibrate_main(["validate", "--cv", "first:9", "--runs", "data/morphling_c.csv"]) == 2
+    err = capsys.readouterr().err
+    assert "holds out no row" in err and "Traceback" not in err
+    assert calibrate_main(["validate", "--runs", "data/morphling_c.csv"]) == 2
+    assert "--profile" in capsys.readouterr().err
+
+
+# ---- intervals ------------------------------------------------------------------
+
+def _linear_profile(sd_a: float, noise: float) -> Profile:
+    return Profile("t", {"a": Param(2.0, "us", "x"), "b": Param(5.0, "us", "x")}, {},
+                   {"params": ["a"], "log_covariance": [[sd_a ** 2]]}, {"y": noise})
+
+
+def test_interval_of_a_log_normal_parameter_matches_its_quantiles():
+    p = _linear_profile(0.1, 0.0)
+    lo, hi = predict_interval(lambda q: {"y": q["a"] * 3.0}, p, level=0.9, draws=4000)["y"]
+    z = 1.6448536
+    assert lo == pytest.approx(6.0 * math.exp(-z * 0.1), rel=0.02)
+    assert hi == pytest.approx(6.0 * math.exp(z * 0.1), rel=0.02)
+
+
+def test_noise_alone_and_parameter_spread_combine():
+    only_noise = Profile("t", {"a": Param(2.0, "us", "x")}, {}, None, {"y": 0.2})
+    lo, hi = predict_interval(lambda q: {"y": q["a"]}, only_noise, draws=4000)["y"]
+    assert math.log(hi / lo) == pytest.approx(2 * 1.6448536 * 0.2, rel=0.05)
+    both = _linear_profile(0.2, 0.2)
+    lo2, hi2 = predict_interval(lambda q: {"y": q["a"]}, both, draws=4000)["y"]
+    assert math.log(hi2 / lo2) == pytest.approx(2 * 1.6448536 * 0.2 * math.sqrt(2), rel=0.06)
+
+
+def test_interval_coverage_by_simulation():
+    # y = a x with log(a) ~ N(log 2, 0.1^2) and noise 0.05: 90 % of new draws inside
+    p = _linear_profile(0.1, 0.05)
+    lo, hi = predict_interval(lambda q: {"y": q["a"] * 10}, p, draws=2000)["y"]
+    rng = np.random.default_rng(5)
+    new = 20 * np.exp(rng.normal(0, 0.1, 20000) + rng.normal(0, 0.05, 20000))
+    assert np.mean((new >= lo) & (new <= hi)) == pytest.approx(0.9, abs=0.02)
+
+
+def test_with_intervals_adds_columns_only_for_profiles_with_tables():
+    def row_fn(row, prof):
+        return {"pred_y": prof["a"] * float(row["x"])}
+    f = with_intervals(row_fn, "k")
+    plain = Profile("t", {"a": Param(2.0, "us", "x")})
+    assert f({"x": "3"}, plain) == {"pred_y": 6.0}
+    out = f({"x": "3"}, _linear_profile(0.1, 0.05))
+    assert out["pred_y_lo"] < out["pred_y"] < out["pred_y_hi"]
+
+
+def test_fitted_uncertainty_recovers_a_known_covariance_and_caps_unconstrained():
+    x = np.linspace(1, 10, 50)
+    a = 2.0
+    jac = np.column_stack([1 / a * np.ones_like(x), np.zeros_like(x)])   # d log(y)/d a; b unused
+    rng = np.random.default_rng(1)
+    r = rng.normal(0, 0.05, len(x))
+    unc, noise = fitted_uncertainty(["a", "b"], [a, 1.0], jac, r, ["k.y"] * len(x))
+    assert unc["params"] == ["a"]                 # b does not move the residuals
+    var = unc["log_covariance"][0][0]
+    assert var == pytest.approx(float(r @ r) / (len(x) - 2) / len(x), rel=1e-4)
+    assert noise["k.y"] == pytest.approx(math.sqrt(np.mean(r * r)), rel=1e-3)
+    unc2, _ = fitted_uncertainty(["a"], [a], jac[:, :1] * 1e-6, r, ["k.y"] * len(x))
+    assert unc2["log_covariance"][0][0] == pytest.approx(1.0)        # capped at log-sd 1
+
+
+def test_profile_tables_round_trip_and_bad_tables_are_located(tmp_path):
+    p = _linear_profile(0.1, 0.05)
+    p = Profile(p.name, p.params, {"name": "t"}, p.uncertainty, {"y": 0.05, "kind.y": 0.1})
+    f = tmp_path / "p.toml"
+    p.save(f)
+    q = Profile.load(str(f))
+    assert q.uncertainty == p.uncertainty and q.noise == p.noise
+    assert q.with_values({"a": 3.0}, "x").uncertainty is None      # a changed profile has none
+    text = f.read_text().replace("log_covariance = [", "log_covariance = [[1.0, 2.0],")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(InputError) as e:
+        Profile.load(str(bad))
+    assert e.value.field == "uncertainty.log_covariance" and str(bad) in str(e.value)
+    for name in ("morphling-c", "morphling-go", "runtimes", "thread-coroutine"):
+        emb = Profile.load(name)
+        assert emb.uncertainty and emb.noise
