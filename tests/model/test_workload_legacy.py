@@ -1,4 +1,5 @@
-"""Tests of model.workload against the spec and brute-force enumeration."""
+"""Tests of the former workload API (model.workload_legacy, re-exported by
+model.workload) that the rack model and the simulator still call."""
 
 import math
 import time
