@@ -337,14 +337,19 @@ def _blocks(source, n: int, partition: str, buckets: int) -> _Blocks:
 # --------------------------------------------------------------- summary
 def _select(b: _Blocks, k: float):
     """Split blocks so that each is wholly cached or not; the cache takes the
-    ``k`` records of highest per-record mass (equal masses share it evenly).
+    ``k`` records of highest per-record mass (ties: single records in block
+    order, equally popular flat blocks share the boundary evenly).
     Returns (mass, count, server, cached) sorted like ``b``."""
     mass, count, server = b.mass, b.count, b.server
     cached = np.zeros(len(mass), bool)
     if k <= 0 or len(mass) == 0:
         return mass, count, server, cached
     q = mass / count
-    grp = np.concatenate([[0], np.cumsum(q[1:] < q[:-1] * (1 - 1e-12))])
+    # Records of equal popularity in flat (multi-record) blocks share the
+    # boundary evenly; single records are taken in their (deterministic) order.
+    single = count <= 1
+    step = (q[1:] < q[:-1] * (1 - 1e-12)) | single[1:] | single[:-1]
+    grp = np.concatenate([[0], np.cumsum(step)])
     gcount = np.bincount(grp, weights=count)
     gcum = np.cumsum(gcount)
     g = int(np.searchsorted(gcum, k, side="left"))
@@ -506,6 +511,9 @@ def evaluate(workload, switch, servers: int, source=None, *,
     elif isinstance(source, ws.KeyTrace):
         spec = source
         label = f"trace {source.path}"
+    elif isinstance(source, (StockSpec, RankSpec)):
+        spec = source
+        label = source.label
     else:
         raise TypeError(f"not a workload source: {source!r}")
     total = spec.records if isinstance(spec, StockSpec) else (
@@ -580,8 +588,12 @@ def sample_classes(workload, switch, servers: int, n: int, rng: np.random.Genera
         res = source.result(workload, switch, servers)
         p = np.concatenate([[res.hit_ratio], res.shares])
         return rng.choice(np.arange(-1, servers), size=n, p=p / p.sum())
-    spec = stock_spec(workload) if source is None else (
-        source.spec(workload) if isinstance(source, ws.WorkloadProfile) else source)
+    if source is None:
+        spec = stock_spec(workload)
+    elif isinstance(source, ws.WorkloadProfile):
+        spec = source.spec(workload)
+    else:
+        spec = source                      # StockSpec, RankSpec or KeyTrace
     b = _blocks(spec, int(servers), switch.partition, int(switch.hash_buckets))
     total = spec.records if isinstance(spec, StockSpec) else (
         spec.items if isinstance(spec, RankSpec) else len(spec.counts))

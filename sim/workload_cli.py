@@ -63,6 +63,11 @@ def run(args) -> int:
         from model import workload_sources as ws
         layout = workload.stock_spec(sc.workload).layout
         if args.workload_profile:
+            import os
+            if os.path.exists(args.workload_profile) and not args.workload_profile.endswith(".toml"):
+                raise InputError("a workload profile is a .toml file (key traces go to --trace, "
+                                 "measured descriptions to --measured)",
+                                 source=args.workload_profile, field="--workload-profile")
             source = ws.load_source(args.workload_profile, layout=layout)
             if not isinstance(source, ws.WorkloadProfile):
                 raise InputError("not a workload profile (use --measured or --trace)",
