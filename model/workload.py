@@ -57,7 +57,7 @@ from .ycsb import (ITEM_COUNT, ZETAN, ZipfParams, fnvhash64, fnvhash64_np,  # no
 RANK_HEAD = 1 << 20          # rank-ordered profiles: ranks enumerated exactly
 TAIL_BINS = 48               # log-spaced rank bins of a rank-ordered tail
 WIN_PER_OCTAVE = 16          # window tables: bins per factor 2 of per-record mass
-WIN_OCTAVES = 96
+WIN_OCTAVES = 64            # per-record masses down to 2^-64
 _NB = WIN_PER_OCTAVE * WIN_OCTAVES + 1
 
 
@@ -576,8 +576,9 @@ def sample_classes(workload, switch, servers: int, n: int, rng: np.random.Genera
     """Draw ``n`` requests from the same popularity :func:`evaluate` uses:
     -1 for a switch-cache hit, else the server index. A read-only cache
     answers only reads (each cached-key request is a hit with probability
-    ``read_ratio``). For the simulator; the stock generator is sampled
-    exactly (:func:`model.ycsb.sample_keynums` and :mod:`model.keys`)."""
+    ``read_ratio``). For the simulator: it samples the blocks :func:`evaluate`
+    computes from (flat within a tail block). For the generator's exact key
+    stream use :func:`model.ycsb.sample_keynums` and :func:`model.keys.servers_of`."""
     from . import workload_sources as ws
     if source is None:
         source = getattr(workload, "profile", "") or None

@@ -63,7 +63,7 @@ def save(path: str | None, arrays: dict) -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp.npz"
-        np.savez(tmp, **arrays)
+        np.savez_compressed(tmp, **arrays)   # the window tables are mostly zeros
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only home only costs the recomputation

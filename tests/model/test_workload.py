@@ -453,3 +453,27 @@ def test_disk_cache_round_trip(tmp_path, monkeypatch):
     assert np.array_equal(first.shares, again.shares) and first.hit_ratio == again.hit_ratio
     assert np.array_equal(W.window_hit_fraction(first, 1e4), W.window_hit_fraction(again, 1e4))
     assert not again.shares.flags.writeable
+
+
+def test_scenario_workload_keys_are_declared_and_in_sync():
+    sc = Scenario.default()
+    assert sc.workload == Workload() and sc.switch == Switch()
+    assert (sc.workload.generator, sc.workload.insertorder, sc.workload.profile) == ("ycsb", "hashed", "")
+    for key, bad in (("switch.partition", "modulo"), ("workload.generator", "java"),
+                     ("workload.insertorder", "random")):
+        with pytest.raises(InputError) as e:
+            sc.updated({key: bad})
+        assert e.value.field == key
+    assert sc.updated({"switch.partition": "range-even"}).switch.partition == "range-even"
+    assert Scenario.from_mapping(sc.to_dict()) == sc
+
+
+def test_scrambled_profile_is_the_stock_generator_with_its_parameters(tmp_path):
+    sc = Scenario.default().updated({"servers.count": 4, "switch.partition": "hash"})
+    same = write(tmp_path, "same.toml", 'kind = "workload-profile"\n[popularity]\n'
+                 'order = "scrambled"\ntheta = { value = 0.99, unit = "1", source = "test" }\n')
+    a, b = W.evaluate_scenario(sc), W.evaluate_scenario(sc, same)
+    np.testing.assert_array_equal(a.shares, b.shares)
+    skewed = write(tmp_path, "skewed.toml", 'kind = "workload-profile"\n[popularity]\n'
+                   'order = "scrambled"\ntheta = 0.9999\n')
+    assert W.evaluate_scenario(sc, skewed).hit_ratio > a.hit_ratio
