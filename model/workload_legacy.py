@@ -156,7 +156,7 @@ class WorkloadShares:
     - ``hit_ratio``: requests answered by the switch cache.
     - ``shares`` / ``shares_nocache``: per-server fraction with / without the
       cache (sum to ``1 - hit_ratio`` / 1).
-    - ``normalized_x``: max(shares_nocache) / max(shares) (DOMAIN.md).
+    - ``normalized_x``: max(shares_nocache) / max(shares) (docs/workload.md).
     - ``server_hot_fraction`` (per server, with the cache): fraction of that
       server's requests that go to its ``hot_records`` most popular uncached
       records; ``server_hot_fraction_nocache`` the same without the cache. A
