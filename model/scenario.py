@@ -70,11 +70,16 @@ class Switch:
                      doc="write-back (FarReach: hits for reads and writes) or read-only "
                          "(NetCache: writes to cached keys go to the server)")
     cache_keys: int = spec(10_000, unit="keys", min=0, max=10_000_000,
-                           doc="hot keys the switch caches")
-    partition: str = spec("range", choices=("range", "hash"),
-                          doc="key to server partitioning")
+                           doc="hot keys the switch caches (the most popular ones)")
+    partition: str = spec("range", choices=("range", "range-even", "hash"),
+                          doc="key to server partitioning (docs/workload.md section 3): "
+                              "'range' = FarReach's split of the key's top 16 bits into "
+                              "65536/N slices (YCSB keys never set the top bit, so servers "
+                              "N/2..N-1 get no keys); 'range-even' = the populated top 32 "
+                              "bits split evenly; 'hash' = CRC32 of the 16-byte key modulo "
+                              "hash_buckets, buckets split evenly")
     hash_buckets: int = spec(32_768, unit="buckets", min=1, max=1 << 24,
-                             doc="CRC32 buckets for hash partitioning")
+                             doc="CRC32 buckets for hash partitioning (FarReach's partitionnum)")
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,22 @@ class Workload:
                              doc="key popularity: scrambled zipfian, uniform or sequential")
     zipf_theta: float = spec(0.99, min=0.0, max=0.9999, doc="zipfian constant")
     records: int = spec(100_000_000, unit="keys", min=1, max=10**12,
-                        doc="records in the store")
+                        doc="records in the store (YCSB recordcount)")
+    generator: str = spec("ycsb", choices=("ycsb", "kvperf"),
+                          doc="who draws the keys (docs/workload.md sections 1-2): 'ycsb' = "
+                              "YCSB 0.17 CoreWorkload (scrambled zipfian modulo records + 1, "
+                              "the out-of-range draw redrawn) with FarReach's 16-byte key; "
+                              "'kvperf' = this repository's load generator and key layout "
+                              "(modulo records; docs/protocol.md)")
+    insertorder: str = spec("hashed", choices=("hashed", "ordered"),
+                            doc="YCSB insertorder: key name 'user' + fnvhash64(keynum) "
+                                "('hashed', YCSB's default) or 'user' + keynum ('ordered'); "
+                                "generator 'ycsb' only")
+    profile: str = spec("", doc="workload profile: '' = the generator above as the public "
+                                "code runs it; else an embedded profile name (e.g. 'lab'), a "
+                                "profile or measured-description .toml, FarReach client "
+                                "statistics .json, or a key trace file (docs/workload.md "
+                                "section 4)")
     read_ratio: float = spec(0.5, unit="fraction", min=0.0, max=1.0,
                              doc="share of GETs; the rest are updates (workload A = 0.5)")
     key_bytes: int = spec(16, unit="B", min=1, max=1024, doc="key size")

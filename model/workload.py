@@ -1,323 +1,131 @@
-"""Workload, partitioning and switch-cache model of the FarReach rack.
+"""Who gets which requests: key popularity, key layout, partitioning, switch cache.
 
-Key popularity
---------------
-YCSB's *scrambled zipfian* (as FarReach's YCSB fork uses it): a rank ``v`` is
-drawn from YCSB's ``ZipfianGenerator`` over ``items = ITEM_COUNT + 1`` values
-(``ZipfianGenerator(0, ITEM_COUNT)``, ITEM_COUNT = 10^10, with the constant
-``ZETAN`` for theta = 0.99 and an explicit zeta sum otherwise), and the record
-is ``fnvhash64(v) % records``.
+The entry point is :func:`evaluate`. From the scenario's ``[workload]`` and
+``[switch]`` sections, the server count and an optional *workload source* it
+returns a :class:`WorkloadResult`: the cache hit ratio, each server's share of
+all requests with and without the cache, the normalized throughput, the skew
+each server sees (hot fractions, and :func:`window_hit_fraction` for
+memtable hits) and a stated tolerance. docs/workload.md explains every rule;
+its section numbers are cited below.
 
-**Which pmf.** YCSB's generator is Gray et al.'s approximation, not the true
-zipf pmf ``p(r) ∝ r^-θ``: ranks 0 and 1 get ``1/ζn`` and ``0.5^θ/ζn``, and a
-rank ``v >= 2`` gets ``G(v+1) - G(v)`` with ``G(x) = (x/items)^(1-θ) / η``.
-For θ = 0.99 over 10^10 items that puts ~3 % more mass on mid ranks than the
-true pmf (top-10^4 ranks: 0.368 vs 0.357). We model the distribution the
-generator *produces* (:func:`rank_pmf`), because that is what the load
-generator, the simulator (:func:`sample_records`) and the real YCSB traffic
-follow. A bonus: its CDF is closed form, so the tail mass is exact.
+Workload sources (docs/workload.md, section 4):
 
-Head / tail computation (no enumeration of 10^10 ranks)
--------------------------------------------------------
-The first ``H = min(items, head)`` ranks (default ``head = 2**20``) are folded
-onto records exactly, so hot records, their masses and their servers are
-exact. The remaining mass ``T = 1 - F(H)`` (exact, closed form) is spread
-evenly over all records (tail ranks hash pseudo-randomly onto records), i.e.
-over servers in proportion to their record share.
+* none: the generator the scenario names, exactly as the public code runs it
+  (``generator = "ycsb"``: YCSB 0.17 CoreWorkload + FarReach's wire key;
+  ``"kvperf"``: this repository's load generator and wire key);
+* a :class:`~model.workload_sources.WorkloadProfile`: a calibrated description
+  of a lab's key popularity and key layout (``model/profiles/workloads/``);
+* a :class:`~model.workload_sources.MeasuredWorkload`: per-server load ratios
+  and hit ratio as FarReach's client statistics report them;
+* a :class:`~model.workload_sources.KeyTrace`: the keys of a run.
 
-*Tolerance.* When ``H == items`` and ``records <= RECORD_ENUM_LIMIT`` the
-result is exact (float rounding only). Otherwise the only error is how the
-tail mass is spread. Treating FNV as a random hash, the tail landing on
-server ``i`` has standard deviation ``<= sqrt(S2 * f_i)`` with
-``S2 = Σ_{v>=H} p_v^2 <= c^2 (H^-2θ + ∫_H^items x^-2θ dx)``,
-``c = (1-θ) items^(θ-1) / η`` (as ``p_v <= c v^-θ``); when record shares are
-not enumerated (records > RECORD_ENUM_LIMIT, ideal-hash shares are used) the
-record-count imbalance adds ``T * sqrt(f_i / records)``. The cache picks
-the truly heaviest records, which favours records that caught more tail
-ranks than the average ``T/records``; that selection gain is at most
-``K' * 8 sqrt(S2 / records)`` (8-sigma per-record tail deviation). The
-result field ``tolerance`` = 6 sigma + that selection term; it bounds the
-absolute error of every share and of the hit ratio (tested against brute
-force). For the default (θ 0.99, 10^8 records, K = 10^4, H = 2^20) it is
-~5e-4. It is a random-hash bound, not a worst case: FNV is deterministic.
+One popularity model
+--------------------
+Every source is turned into the same representation, *blocks* of records:
+each block has a total request mass, a record count and a server, and all
+records of a block are equally popular. Exactly computed records are blocks
+of one; the long tail of a key space is a few flat blocks per server. Shares,
+cache selection, hot fractions and memtable (window) hits are all computed
+from these blocks (:func:`_summarize`), so the storage model and the load
+split see the same popularity.
 
-Key layout and partitioning (docs/protocol.md)
-----------------------------------------------
-Record ``i`` -> 16-byte key: bytes 0..7 = ``fnvhash64(i)`` big-endian, bytes
-8..15 = ``i`` big-endian. Range: ``server = top32 * N >> 31``. Hash:
-``crc32(key) % buckets * N // buckets``.
-
-YCSB's fnvhash64 ends in ``Math.abs``, so the top bit of ``hi`` is always 0:
-the populated key space is [0, 2^31) and range partitioning splits that
-(FarReach's own split over the full 16-bit range would leave the upper half
-of the servers idle).
-
-Cache
------
-The switch caches the ``round(cache_keys * cache_scale)`` most popular records
-(``cache_scale`` is a calibration knob: the cache behaves like a top-K' cache).
+The former API (:func:`shares`, :func:`sample_records`, ``_fold``,
+``_servers_of``, :func:`record_key`) lives on in :mod:`model.workload_legacy`
+with its old numbers until its callers move to :func:`evaluate`.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from . import keys, workload_cache, ycsb
 from .errors import InputError
+# Former API, unchanged numbers (see the module docstring of workload_legacy).
+from .workload_legacy import (DEFAULT_HEAD, DEFAULT_HOT_RECORDS, WorkloadShares,  # noqa: F401
+                              _cached_shares, _fold, _servers_of, _shares, key_server,
+                              range_server, record_fractions, record_key, record_keys_np,
+                              sample_records, shares)
+from .keys import PARTITIONS, crc32_rows  # noqa: F401
+from .ycsb import (ITEM_COUNT, ZETAN, ZipfParams, fnvhash64, fnvhash64_np,  # noqa: F401
+                   rank_pmf, zeta)
 
-ITEM_COUNT = 10**10
-ZETAN = 26.46902820178302          # YCSB's zeta(10^10, 0.99)
-USED_ZIPFIAN_CONSTANT = 0.99
-DEFAULT_HEAD = 1 << 20             # exact ranks; ~0.3 s first computation
-RECORD_ENUM_LIMIT = 1 << 21        # enumerate per-record servers up to this
-DEFAULT_HOT_RECORDS = 10_000
-
-_FNV_BASIS = 0xCBF29CE484222325
-_FNV_PRIME = 1099511628211
-_M64 = (1 << 64) - 1
-
-
-# ---------------------------------------------------------------- hashing
-def fnvhash64(x: int) -> int:
-    """YCSB ``Utils.fnvhash64``: FNV-1a over the 8 bytes of ``x`` (low byte
-    first), then Java ``Math.abs`` of the signed result (so
-    ``-2**63`` stays negative, as in Java)."""
-    h = _FNV_BASIS
-    x &= _M64
-    for _ in range(8):
-        h = ((h ^ (x & 0xFF)) * _FNV_PRIME) & _M64
-        x >>= 8
-    if h >= 1 << 63:
-        h -= 1 << 64
-    return abs(h) if h != -(1 << 63) else h
+RANK_HEAD = 1 << 20          # rank-ordered profiles: ranks enumerated exactly
+TAIL_BINS = 48               # log-spaced rank bins of a rank-ordered tail
+WIN_PER_OCTAVE = 16          # window tables: bins per factor 2 of per-record mass
+WIN_OCTAVES = 64            # per-record masses down to 2^-64
+_NB = WIN_PER_OCTAVE * WIN_OCTAVES + 1
 
 
-def fnvhash64_np(x) -> np.ndarray:
-    """Vectorized :func:`fnvhash64`; returns int64 (uint64 wraparound is the
-    Java long overflow)."""
-    x = np.asarray(x).astype(np.uint64)  # two's complement for negatives
-    h = np.full(x.shape, _FNV_BASIS, dtype=np.uint64)
-    prime = np.uint64(_FNV_PRIME)
-    mask, eight = np.uint64(0xFF), np.uint64(8)
-    for _ in range(8):
-        h ^= x & mask
-        h *= prime
-        x = x >> eight
-    s = h.view(np.int64)
-    # Java Math.abs: abs(MIN) == MIN; numpy's abs does the same wraparound.
-    return np.where(s < 0, -s, s)
+# ---------------------------------------------------------------- sources
+@dataclass(frozen=True)
+class StockSpec:
+    """A generator as the public code runs it (docs/workload.md, sections 1-2)."""
+    distribution: str = "zipf"
+    theta: float = 0.99
+    records: int = 100_000_000
+    generator: str = "ycsb"         # ycsb | kvperf
+    layout: str = "farreach"        # farreach | synthetic | kvperf
+    insertorder: str = "hashed"
+    items: int | None = None        # zipf ranks; None = YCSB's 10^10 + 1
+    head: int = DEFAULT_HEAD        # ranks folded onto records exactly
 
-
-def _crc_table() -> np.ndarray:
-    t = np.arange(256, dtype=np.uint32)
-    for _ in range(8):
-        t = np.where(t & 1, (t >> 1) ^ np.uint32(0xEDB88320), t >> 1).astype(np.uint32)
-    return t
-
-
-_CRC_TABLE = _crc_table()
-
-
-def crc32_rows(keys: np.ndarray) -> np.ndarray:
-    """zlib.crc32 of each row of a (n, L) uint8 array, vectorized."""
-    c = np.full(keys.shape[0], 0xFFFFFFFF, dtype=np.uint32)
-    for j in range(keys.shape[1]):
-        c = _CRC_TABLE[(c ^ keys[:, j]) & 0xFF] ^ (c >> np.uint32(8))
-    return c ^ np.uint32(0xFFFFFFFF)
-
-
-def record_key(i: int) -> bytes:
-    """The 16-byte key of record ``i`` (docs/protocol.md)."""
-    return (fnvhash64(i) & _M64).to_bytes(8, "big") + (i & _M64).to_bytes(8, "big")
-
-
-def record_keys_np(recs: np.ndarray) -> np.ndarray:
-    """Keys of many records as an (n, 16) uint8 array."""
-    recs = np.asarray(recs, dtype=np.int64)
-    both = np.stack([fnvhash64_np(recs), recs], axis=1).astype(">u8")
-    return both.view(np.uint8).reshape(len(recs), 16)
-
-
-def range_server(top32, n: int):
-    """Range partitioning of the top 32 key bits (scalar or array) over [0, 2^31)."""
-    s = (np.asarray(top32, dtype=np.uint64) * np.uint64(n)) >> np.uint64(31)
-    return np.minimum(s, np.uint64(n - 1))
-
-
-def key_server(key: bytes, n: int, partition: str, hash_buckets: int = 32768) -> int:
-    """Scalar reference of both partition functions, straight from the spec."""
-    if partition == "range":
-        return min(n - 1, (int.from_bytes(key[:4], "big") * n) >> 31)
-    if partition == "hash":
-        return (zlib.crc32(key) % hash_buckets) * n // hash_buckets
-    raise InputError(f"unknown partition {partition!r}; allowed: range, hash",
-                     field="switch.partition")
-
-
-# ------------------------------------------------------- YCSB zipfian pmf
-def zeta(n: int, theta: float) -> float:
-    """Σ_{k=1..n} k^-θ: exact below 10^6 terms, Euler–Maclaurin beyond
-    (error < 1e-13 relative: next term ~ θ(θ+1)(θ+2) 10^-6^(θ+3)/720)."""
-    m = min(n, 10**6)
-    s = float(np.sum(np.arange(1, m + 1, dtype=np.float64) ** -theta))
-    if n > m:
-        a, b = m + 1, n
-        f = lambda x: x ** -theta  # noqa: E731
-        fp = lambda x: -theta * x ** (-theta - 1)  # noqa: E731
-        integ = math.log(b / a) if theta == 1 else (b ** (1 - theta) - a ** (1 - theta)) / (1 - theta)
-        s += integ + (f(a) + f(b)) / 2 + (fp(b) - fp(a)) / 12
-    return s
+    @property
+    def label(self) -> str:
+        return f"{self.generator} {self.distribution}"
 
 
 @dataclass(frozen=True)
-class ZipfParams:
-    """YCSB ZipfianGenerator constants for ``items`` values, ranks 0..items-1."""
-    items: int
+class RankSpec:
+    """Rank-ordered keys: key number ``r - 1`` has popularity rank ``r``
+    (docs/workload.md, section 5)."""
+    pmf: str                        # zipf (p ∝ r^-theta) | ycsb (Gray et al.'s)
     theta: float
-    zetan: float
-    eta: float
-    alpha: float
+    items: int
+    layout: str = "synthetic"
+    insertorder: str = "ordered"
+    head: int = RANK_HEAD
 
-    @classmethod
-    @functools.lru_cache(maxsize=64)
-    def make(cls, theta: float, items: int | None = None) -> "ZipfParams":
-        if items is None:
-            items = ITEM_COUNT + 1  # ZipfianGenerator(0, ITEM_COUNT): inclusive
-            zetan = ZETAN if theta == USED_ZIPFIAN_CONSTANT else zeta(items, theta)
-        else:
-            zetan = zeta(items, theta)
-        if items < 3:
-            raise InputError("zipf needs at least 3 items", field="workload.items")
-        zeta2 = 1.0 + 0.5 ** theta
-        eta = (1 - (2.0 / items) ** (1 - theta)) / (1 - zeta2 / zetan)
-        return cls(items, theta, zetan, eta, 1.0 / (1.0 - theta))
-
-    def cdf(self, x):
-        """P(rank < x) for x >= 2 (vectorized)."""
-        x = np.asarray(x, dtype=np.float64)
-        return 1.0 - (1.0 - (x / self.items) ** (1 - self.theta)) / self.eta
+    @property
+    def label(self) -> str:
+        return f"rank-ordered {self.pmf} {self.theta} over {self.items:.4g} keys"
 
 
-def rank_pmf(params: ZipfParams, h: int) -> np.ndarray:
-    """Probabilities of ranks 0..h-1 as YCSB's generator produces them."""
-    h = min(h, params.items)
-    p = np.empty(h)
-    p[:2] = [1 / params.zetan, 0.5 ** params.theta / params.zetan][:h]
-    if h > 2:
-        # G(v+1) - G(v) computed as a difference of powers scaled once.
-        g = (np.arange(2, h + 1, dtype=np.float64) / params.items) ** (1 - params.theta)
-        p[2:] = np.diff(g) / params.eta
-    if h == params.items:
-        p[-1] += 1.0 - params.cdf(h)  # u -> 1 rounding slack (~0)
-    return p
-
-
-def sample_records(n: int, records: int, theta: float, rng: np.random.Generator,
-                   distribution: str = "zipf", items: int | None = None) -> np.ndarray:
-    """Draw ``n`` record numbers exactly as YCSB does (Gray et al. algorithm
-    for zipf, then fnvhash64 mod records; uniform; sequential from 0)."""
-    if distribution == "uniform":
-        return rng.integers(0, records, size=n)
-    if distribution == "sequential":
-        return np.arange(n, dtype=np.int64) % records
-    if distribution != "zipf":
-        raise InputError(f"unknown distribution {distribution!r}", field="workload.distribution")
-    zp = ZipfParams.make(theta, items)
-    u = rng.random(n)
-    uz = u * zp.zetan
-    with np.errstate(over="ignore"):
-        v = np.floor(zp.items * np.power(zp.eta * u - zp.eta + 1, zp.alpha))
-    v = np.where(uz < 1.0, 0, np.where(uz < 1.0 + 0.5 ** theta, 1, v)).astype(np.int64)
-    return fnvhash64_np(v) % records
-
-
-# --------------------------------------------------------- folded head
 @dataclass(frozen=True)
-class _Fold:
-    recs: np.ndarray      # distinct head records, sorted by mass desc (ties: id)
-    mass: np.ndarray      # their head mass + T/records
-    top32: np.ndarray     # top 32 key bits per head record
-    crc: np.ndarray       # crc32 of the key per head record
-    tail: float           # T: exact mass of ranks >= H
-    s2: float             # bound on Σ_{v>=H} p_v^2
-    records: int
+class _Blocks:
+    mass: np.ndarray        # request mass of each block (sums to 1)
+    count: np.ndarray       # records in each block
+    server: np.ndarray      # server of each block
+    # sorted by per-record mass (mass / count) descending
+    tolerance: float        # abs error bound on shares / hit ratio from the tail
+    select_tol: float       # extra bound per cached key (cache selection among tail records)
+    tail_mass: float        # mass not computed record by record
+    records: float          # total records
 
 
-@functools.lru_cache(maxsize=32)
-def _fold(records: int, theta: float, items: int | None, head: int) -> _Fold:
-    zp = ZipfParams.make(theta, items)
-    h = min(head, zp.items)
-    p = rank_pmf(zp, h)
-    tail = 0.0 if h == zp.items else float(1.0 - zp.cdf(h))
-    rec = fnvhash64_np(np.arange(h, dtype=np.int64)) % records
-    uniq, inv = np.unique(rec, return_inverse=True)
-    mass = np.bincount(inv, weights=p) + tail / records
-    order = np.lexsort((uniq, -mass))
-    uniq, mass = uniq[order], mass[order]
-    keys = record_keys_np(uniq)
-    top32 = (fnvhash64_np(uniq).astype(np.uint64) >> np.uint64(32))
-    s2 = 0.0
-    if tail > 0:
-        c = (1 - theta) * zp.items ** (theta - 1) / zp.eta
-        e = 1 - 2 * theta
-        integ = math.log(zp.items / h) if abs(e) < 1e-12 else (zp.items ** e - h ** e) / e
-        s2 = c * c * (h ** (-2 * theta) + integ)
-    return _Fold(uniq, mass, top32, crc32_rows(keys), tail, s2, records)
-
-
-@functools.lru_cache(maxsize=256)
-def record_fractions(records: int, servers: int, partition: str, hash_buckets: int) -> tuple:
-    """Fraction of all records on each server. Exact (enumerated) for
-    ``records <= RECORD_ENUM_LIMIT``; otherwise the ideal-hash value (top32
-    uniform on [0, 2^31) after Math.abs; crc32 uniform on [0, 2^32))."""
-    if records <= RECORD_ENUM_LIMIT:
-        srv = _servers_of(np.arange(records, dtype=np.int64), None, servers, partition, hash_buckets)
-        return tuple(np.bincount(srv, minlength=servers) / records), True
-    if partition == "range":
-        edges = [-((-i << 31) // servers) for i in range(servers + 1)]
-        cnt = np.diff(np.array(edges, dtype=np.float64))
-        return tuple(cnt / (1 << 31)), False
-    b = np.arange(hash_buckets)
-    per_bucket = (1 << 32) // hash_buckets + (b < (1 << 32) % hash_buckets)
-    cnt = np.bincount(b * servers // hash_buckets, weights=per_bucket, minlength=servers)
-    return tuple(cnt / float(1 << 32)), False
-
-
-def _servers_of(recs, fold_cols, n, partition, buckets):
-    if fold_cols is None:
-        top32 = fnvhash64_np(recs).astype(np.uint64) >> np.uint64(32)
-        crc = crc32_rows(record_keys_np(recs)) if partition == "hash" else None
-    else:
-        top32, crc = fold_cols
-    if partition == "range":
-        return range_server(top32, n).astype(np.int64)
-    if partition == "hash":
-        return ((crc % np.uint32(buckets)).astype(np.int64) * n) // buckets
-    raise InputError(f"unknown partition {partition!r}; allowed: range, hash",
-                     field="switch.partition")
-
-
-# ------------------------------------------------------------- result
+# ----------------------------------------------------------- the result
 @dataclass(frozen=True)
-class WorkloadShares:
+class WorkloadResult:
     """Workload-determined load split, all as fractions of ALL requests.
 
     - ``hit_ratio``: requests answered by the switch cache.
     - ``shares`` / ``shares_nocache``: per-server fraction with / without the
       cache (sum to ``1 - hit_ratio`` / 1).
-    - ``normalized_x``: max(shares_nocache) / max(shares) (DOMAIN.md).
-    - ``server_hot_fraction`` (per server, with the cache): fraction of that
-      server's requests that go to its ``hot_records`` most popular uncached
-      records; ``server_hot_fraction_nocache`` the same without the cache. A
-      skew measure for the storage model (memtable / block-cache hits): the
-      cache removes the head, so servers see flatter traffic.
-    - ``cached_keys``: effective cache size round(K * cache_scale).
-    - ``tail_mass``: mass of ranks beyond the exact head; ``tolerance``: the
-      absolute error bound on shares and hit ratio (module docstring).
+    - ``normalized_x``: ``max(shares_nocache) / max(shares)``.
+    - ``server_hot_fraction`` (with the cache) and ``..._nocache``: per
+      server, the fraction of that server's requests that go to its
+      ``hot_records`` most popular keys (the cache removes the head, so
+      servers behind it see flatter traffic).
+    - ``cached_keys``: keys the switch holds (0 with the cache off).
+    - ``tail_mass``: mass not computed key by key; ``tolerance``: absolute
+      error bound on every share and on the hit ratio (docs/workload.md,
+      section 6). NaN entries mean "not known" (measured descriptions that
+      lack a quantity).
+    - ``source``: what described the workload; ``notes``: assumptions made.
     """
     hit_ratio: float
     shares: np.ndarray
@@ -329,200 +137,474 @@ class WorkloadShares:
     cached_keys: int
     tail_mass: float
     tolerance: float
+    source: str = "ycsb"
+    partition: str = "range"
+    notes: tuple = ()
+    # Che tables for window_hit_fraction: per server and per-record-mass bin,
+    # request mass and record count of read lookups and of written keys.
+    win_read_mass: np.ndarray | None = field(default=None, repr=False)
+    win_read_count: np.ndarray | None = field(default=None, repr=False)
+    win_write_mass: np.ndarray | None = field(default=None, repr=False)
+    win_write_count: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def servers(self) -> int:
+        return len(self.shares)
 
     @property
     def bottleneck(self) -> int:
-        return int(np.argmax(self.shares))
+        return int(np.nanargmax(self.shares))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``sim workload --json`` object (non-finite numbers -> None)."""
+        def num(x):
+            x = float(x)
+            return x if math.isfinite(x) else None
+        return {
+            "source": self.source,
+            "partition": self.partition,
+            "servers": self.servers,
+            "hit_ratio": num(self.hit_ratio),
+            "shares": [num(v) for v in self.shares],
+            "shares_nocache": [num(v) for v in self.shares_nocache],
+            "normalized_x": num(self.normalized_x),
+            "max_share": num(np.nanmax(self.shares)) if np.any(np.isfinite(self.shares)) else None,
+            "max_share_nocache": (num(np.nanmax(self.shares_nocache))
+                                  if np.any(np.isfinite(self.shares_nocache)) else None),
+            "idle_servers": int(np.sum(np.asarray(self.shares_nocache) == 0)),
+            "server_hot_fraction": [num(v) for v in self.server_hot_fraction],
+            "server_hot_fraction_nocache": [num(v) for v in self.server_hot_fraction_nocache],
+            "hot_records": int(self.hot_records),
+            "cached_keys": int(self.cached_keys),
+            "tail_mass": num(self.tail_mass),
+            "tolerance": num(self.tolerance),
+            "notes": list(self.notes),
+        }
 
 
-def _validate(servers, partition, cache_keys, cache_scale, hash_buckets):
-    if not isinstance(servers, (int, np.integer)) or servers < 1:
-        raise InputError(f"servers must be a positive integer, got {servers!r}", field="servers.count")
-    if partition not in ("range", "hash"):
-        raise InputError(f"unknown partition {partition!r}; allowed: range, hash", field="switch.partition")
-    if cache_keys < 0:
-        raise InputError(f"cache_keys must be >= 0, got {cache_keys!r}", field="switch.cache_keys")
-    if not (cache_scale >= 0 and math.isfinite(cache_scale)):
-        raise InputError(f"cache_scale must be a finite number >= 0, got {cache_scale!r}",
-                         field="cache_scale")
-    if hash_buckets < 1:
-        raise InputError(f"hash_buckets must be >= 1, got {hash_buckets!r}", field="switch.hash_buckets")
+# ------------------------------------------------------------ block builders
+@functools.lru_cache(maxsize=16)
+def _stock_fold(spec: StockSpec):
+    """Head ranks folded onto key numbers, with YCSB's modulus and redraw.
+
+    Returns (recs, mass, per_rec_tail, tail, s2, modulus): head records sorted
+    by mass descending (ties: lower key number first), each mass including its
+    even share of the tail; all masses already conditioned on the redraw."""
+    zp = ZipfParams.make(spec.theta, spec.items)
+    h = min(spec.head, zp.items)
+    p = rank_pmf(zp, h)
+    tail = 0.0 if h == zp.items else float(1.0 - zp.cdf(h))
+    m = ycsb.modulus(spec.records, spec.generator)
+    rec = fnvhash64_np(np.arange(h, dtype=np.int64)) % m
+    uniq, inv = np.unique(rec, return_inverse=True)
+    mass = np.bincount(inv, weights=p) + tail / m
+    per_rec_tail = tail / m
+    z = 1.0
+    if m > spec.records:
+        # CoreWorkload.nextKeynum redraws key number `records`: condition on the rest
+        out = uniq >= spec.records
+        z = 1.0 - (float(mass[out].sum()) if np.any(out) else per_rec_tail)
+        uniq, mass = uniq[~out], mass[~out]
+    mass = mass / z
+    order = np.lexsort((uniq, -mass))
+    uniq, mass = uniq[order], mass[order]
+    s2 = 0.0
+    if tail > 0:
+        # Σ_{v>=H} p_v^2 <= c^2 (H^-2θ + ∫_H^items x^-2θ dx), p_v <= c v^-θ
+        c = (1 - spec.theta) * zp.items ** (spec.theta - 1) / zp.eta
+        e = 1 - 2 * spec.theta
+        integ = math.log(zp.items / h) if abs(e) < 1e-12 else (zp.items ** e - h ** e) / e
+        s2 = c * c * (h ** (-2 * spec.theta) + integ) / (z * z)
+    for a in (uniq, mass):
+        a.setflags(write=False)
+    return uniq, mass, per_rec_tail / z, tail / z, s2, m
 
 
-def shares(workload, servers: int, partition: str, cache_keys: int, cache_on: bool,
-           cache_scale: float = 1.0, hash_buckets: int = 32768, *,
-           hot_colocation: float = 0.0,
-           hot_records: int = DEFAULT_HOT_RECORDS, items: int | None = None,
-           head: int = DEFAULT_HEAD) -> WorkloadShares:
-    """Per-server shares, hit ratio and normalized throughput for a
-    :class:`model.scenario.Workload` (uses ``distribution``, ``zipf_theta``,
-    ``records``). ``items`` overrides YCSB's zipf item count (tests use small
-    ones); ``head`` is the number of exactly folded ranks.
-
-    ``hot_colocation`` (placement, 0..1) is the fraction of the mass of the
-    hot set (the records a cache of this size would hold) that lives on the
-    first partition (server 0) instead of where the key hash puts it. It
-    expresses key layouts whose hot keys are contiguous at the low end of the
-    key space, so range partitioning gives them to one server; FarReach's
-    reference runs show that ("server 0 overloaded": one of 4 NoCache
-    servers takes about 68 % of requests).
-    The cached shares do not change: the cache absorbs the hot set wherever
-    it lives."""
-    _validate(servers, partition, cache_keys, cache_scale, hash_buckets)
-    if not 0.0 <= hot_colocation <= 1.0:
-        raise InputError(f"hot_colocation must be within [0, 1], got {hot_colocation!r}",
-                         field="hot_colocation")
-    kh = min(int(round(cache_keys * cache_scale)), int(workload.records))
-    k = kh if cache_on else 0
-    return _cached_shares(workload.distribution, float(workload.zipf_theta), int(workload.records),
-                          int(servers), partition, k, int(hash_buckets),
-                          int(hot_records), items, int(head), kh, float(hot_colocation))
-
-
-_ARRAYS = ("shares", "shares_nocache", "server_hot_fraction", "server_hot_fraction_nocache")
-_SCALARS = ("hit_ratio", "normalized_x", "hot_records", "cached_keys", "tail_mass", "tolerance")
+def _stock_blocks(spec: StockSpec, n: int, partition: str, buckets: int) -> _Blocks:
+    frac, exact = keys.record_fractions(spec.records, spec.layout, spec.insertorder, n,
+                                        partition, buckets)
+    frac = np.array(frac)
+    recs_per_srv = frac * spec.records
+    if spec.distribution in ("uniform", "sequential"):
+        # Every record equally likely (sequential: each visited once per pass).
+        keep = recs_per_srv > 0
+        srv = np.flatnonzero(keep)
+        tol = 0.0 if exact else 6 * math.sqrt(frac.max() / spec.records)
+        return _Blocks(frac[keep], recs_per_srv[keep], srv, tol, 0.0, 1.0, float(spec.records))
+    if spec.distribution != "zipf":
+        raise InputError(f"unknown distribution {spec.distribution!r}", field="workload.distribution")
+    recs, mass, per_rec, tail, s2, m = _stock_fold(spec)
+    srv = keys.servers_of(recs, spec.layout, n, partition, buckets, spec.insertorder)
+    head_cnt = np.bincount(srv, minlength=n)
+    nonhead = np.maximum(recs_per_srv - head_cnt, 0.0)
+    t_srv = np.flatnonzero(nonhead > 0)
+    # random-hash spread of the tail: variance Σ p_v^2 f (1 - f) per server
+    f1f = float(np.max(frac * (1 - frac)))
+    sigma = math.sqrt(s2 * f1f)
+    if not exact:
+        sigma += tail * math.sqrt(f1f / spec.records)
+    return _Blocks(
+        mass=np.concatenate([mass, nonhead[t_srv] * per_rec]),
+        count=np.concatenate([np.ones(len(recs)), nonhead[t_srv]]),
+        server=np.concatenate([srv, t_srv]).astype(np.int64),
+        tolerance=6 * sigma, select_tol=8 * math.sqrt(s2 / spec.records),
+        tail_mass=tail, records=float(spec.records))
 
 
-def _cache_dir():
-    """Where computed shares persist between runs (``KVPERF_CACHE_DIR``, or
-    ``~/.cache/kvperf``); ``KVPERF_CACHE_DIR=off`` disables it."""
-    import os
-    d = os.environ.get("KVPERF_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "kvperf"))
-    return None if d == "off" else d
+def _rank_masses(spec: RankSpec, starts, ends) -> np.ndarray:
+    """Mass of key numbers [start, end) (ranks start+1 .. end)."""
+    if spec.pmf == "zipf":
+        z = float(ycsb.zipf_cum(spec.items, spec.theta))
+        return ycsb.zipf_sum(np.asarray(starts) + 1, np.asarray(ends) + 1, spec.theta) / z
+    zp = ZipfParams.make(spec.theta, spec.items)
+    def cdf(x):
+        x = np.asarray(x, dtype=np.float64)
+        out = np.where(x >= 2, zp.cdf(np.maximum(x, 2)), 0.0)
+        out = np.where(x == 1, 1 / zp.zetan, out)
+        return out
+    return cdf(ends) - cdf(starts)
 
 
-@functools.lru_cache(maxsize=1)
-def _source_digest() -> str:
-    import hashlib
-    try:
-        with open(__file__, "rb") as fh:
-            return hashlib.sha1(fh.read()).hexdigest()
-    except OSError:
-        return "unknown"
+def _rank_blocks(spec: RankSpec, n: int, partition: str, buckets: int) -> _Blocks:
+    h = min(spec.head, spec.items)
+    k = np.arange(h, dtype=np.int64)
+    if spec.pmf == "zipf":
+        p = (k + 1.0) ** -spec.theta / float(ycsb.zipf_cum(spec.items, spec.theta))
+    else:
+        p = rank_pmf(ZipfParams.make(spec.theta, spec.items), h)
+    srv = keys.servers_of(k, spec.layout, n, partition, buckets, spec.insertorder)
+    mass, count, server = [p], [np.ones(h)], [srv]
+    tol = 0.0
+    tail = 0.0
+    if spec.items > h:
+        edges = np.unique(np.geomspace(h, spec.items, TAIL_BINS + 1).round().astype(np.int64))
+        runs = keys.server_runs(h, spec.items, spec.layout, n, partition, spec.insertorder)
+        if runs is not None:
+            rs, re, rsrv = runs
+            # cut the runs at the bin edges so each piece has one server and one bin
+            cuts = np.union1d(np.concatenate([rs, [re[-1]]]), edges)
+            ps, pe = cuts[:-1], cuts[1:]
+            psrv = rsrv[np.searchsorted(rs, ps, side="right") - 1]
+            pbin = np.searchsorted(edges, ps, side="right") - 1
+            pm = _rank_masses(spec, ps, pe)
+            key_ = pbin * n + psrv
+            bm = np.bincount(key_, weights=pm, minlength=len(edges) * n)
+            bc = np.bincount(key_, weights=(pe - ps).astype(float), minlength=len(edges) * n)
+            nz = np.flatnonzero(bc > 0)
+            mass.append(bm[nz]), count.append(bc[nz]), server.append(nz % n)
+            tol = 1e-12 * len(pm)
+        else:
+            # not run-structured (hash partitioning, hashed keys): the ideal split
+            frac = np.array(keys.record_fractions(max(spec.items, keys.RECORD_ENUM_LIMIT + 1),
+                                                  spec.layout, spec.insertorder, n, partition,
+                                                  buckets)[0])
+            bm = _rank_masses(spec, edges[:-1], edges[1:])
+            bc = np.diff(edges).astype(float)
+            for b in range(len(bm)):
+                keep = frac > 0
+                mass.append(bm[b] * frac[keep]), count.append(bc[b] * frac[keep])
+                server.append(np.flatnonzero(keep))
+            # random-hash spread of the tail: Σ p_r^2 <= p_h * tail
+            t = float(bm.sum())
+            p_h = float(_rank_masses(spec, [h], [h + 1])[0])
+            tol = 6 * math.sqrt(p_h * t * float(np.max(frac * (1 - frac))))
+        tail = float(np.sum(np.concatenate(mass[1:]))) if len(mass) > 1 else 0.0
+    mass = np.concatenate(mass)
+    count = np.concatenate(count)
+    server = np.concatenate(server).astype(np.int64)
+    q = mass / count
+    order = np.argsort(-q, kind="stable")
+    return _Blocks(mass[order], count[order], server[order], tol, 0.0, tail, float(spec.items))
 
 
-@functools.lru_cache(maxsize=512)
-def _cached_shares(*args) -> WorkloadShares:
-    """Memory cache in front of a small on-disk cache in front of :func:`_shares`.
+def _trace_blocks(trace, n: int, partition: str, buckets: int) -> _Blocks:
+    srv = trace.servers(n, partition, buckets)
+    mass = trace.counts / trace.counts.sum()
+    order = np.lexsort((np.arange(len(mass)), -mass))
+    return _Blocks(mass[order], np.ones(len(mass)), srv[order].astype(np.int64), 0.0, 0.0, 0.0,
+                   float(len(mass)))
 
-    The first computation of a large key space takes about half a second;
-    a command-line prediction should not pay it every time.
-    """
-    import hashlib
-    import os
-    d = _cache_dir()
-    path = None
-    if d is not None:
-        # The key covers this module's own source, so a changed model never
-        # reads results computed by an older one.
-        key = hashlib.sha1(repr((_source_digest(),) + args).encode()).hexdigest()[:20]
-        path = os.path.join(d, f"shares-{key}.npz")
-        try:
-            with np.load(path) as z:
-                arrays = {k: z[k] for k in _ARRAYS}
-                scalars = {k: z[k].item() for k in _SCALARS}
-            for a in arrays.values():
-                a.setflags(write=False)
-            return WorkloadShares(**arrays, **scalars)
-        except (OSError, KeyError, ValueError):
-            pass
-    res = _shares(*args)
-    if path is not None:
-        try:
-            os.makedirs(d, exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp.npz"
-            np.savez(tmp, **{k: getattr(res, k) for k in _ARRAYS + _SCALARS})
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a read-only home only costs the recomputation
+
+@functools.lru_cache(maxsize=32)
+def _blocks(source, n: int, partition: str, buckets: int) -> _Blocks:
+    if isinstance(source, StockSpec):
+        return _stock_blocks(source, n, partition, buckets)
+    if isinstance(source, RankSpec):
+        return _rank_blocks(source, n, partition, buckets)
+    return _trace_blocks(source, n, partition, buckets)
+
+
+# --------------------------------------------------------------- summary
+def _select(b: _Blocks, k: float):
+    """Split blocks so that each is wholly cached or not; the cache takes the
+    ``k`` records of highest per-record mass (ties: single records in block
+    order, equally popular flat blocks share the boundary evenly).
+    Returns (mass, count, server, cached) sorted like ``b``."""
+    mass, count, server = b.mass, b.count, b.server
+    cached = np.zeros(len(mass), bool)
+    if k <= 0 or len(mass) == 0:
+        return mass, count, server, cached
+    q = mass / count
+    # Records of equal popularity in flat (multi-record) blocks share the
+    # boundary evenly; single records are taken in their (deterministic) order.
+    single = count <= 1
+    step = (q[1:] < q[:-1] * (1 - 1e-12)) | single[1:] | single[:-1]
+    grp = np.concatenate([[0], np.cumsum(step)])
+    gcount = np.bincount(grp, weights=count)
+    gcum = np.cumsum(gcount)
+    g = int(np.searchsorted(gcum, k, side="left"))
+    if g >= len(gcount):
+        return mass, count, server, np.ones(len(mass), bool)
+    before = gcum[g - 1] if g > 0 else 0.0
+    f = (k - before) / gcount[g]           # cached fraction of the boundary group
+    cached = grp < g
+    part = np.flatnonzero(grp == g)
+    if f <= 0:
+        return mass, count, server, cached
+    # boundary blocks: a cached piece and an uncached piece
+    mass = np.concatenate([mass, mass[part] * f])
+    count = np.concatenate([count, count[part] * f])
+    server = np.concatenate([server, server[part]])
+    cached = np.concatenate([cached, np.ones(len(part), bool)])
+    mass[part] *= 1 - f
+    count[part] *= 1 - f
+    return mass, count, server, cached
+
+
+def _hot(mass, count, server, n, hot):
+    """Mass of each server's ``hot`` most popular records (blocks sorted by
+    per-record mass within each server by the caller)."""
+    order = np.lexsort((-(mass / np.maximum(count, 1e-300)), server))
+    s, m, c = server[order], mass[order], count[order]
+    cum = np.cumsum(c)
+    starts = np.searchsorted(s, np.arange(n))
+    base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)[s]
+    before = cum - c - base                     # records of this server ahead of the block
+    take = np.clip(hot - before, 0.0, c)
+    return np.bincount(s, weights=m * np.where(c > 0, take / np.maximum(c, 1e-300), 0.0),
+                       minlength=n)
+
+
+def _win_table(mass, count, server, n):
+    """Request mass and record count per (server, per-record-mass bin)."""
+    keep = (mass > 0) & (count > 0)
+    q = mass[keep] / count[keep]
+    idx = np.clip(np.floor(-np.log2(q) * WIN_PER_OCTAVE), 0, _NB - 1).astype(np.int64)
+    key_ = server[keep] * _NB + idx
+    wm = np.bincount(key_, weights=mass[keep], minlength=n * _NB).reshape(n, _NB)
+    wc = np.bincount(key_, weights=count[keep], minlength=n * _NB).reshape(n, _NB)
+    return wm, wc
+
+
+def _summarize(b: _Blocks, n: int, k: float, hit_prob: float, hot: int) -> dict:
+    mass, count, server, cached = _select(b, k)
+    nocache = np.bincount(server, weights=mass, minlength=n)
+    # a cached key's requests reach its server with probability 1 - hit_prob
+    # (write-back: never; read-only: its writes)
+    eff = np.where(cached, mass * (1.0 - hit_prob), mass)
+    shares_ = np.bincount(server, weights=eff, minlength=n)
+    hit = float(np.sum(mass[cached])) * hit_prob
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hot_nc = np.where(nocache > 0, _hot(mass, count, server, n, hot) / nocache, 0.0)
+        hot_c = np.where(shares_ > 0, _hot(eff, count, server, n, hot) / shares_, 0.0)
+    # Che tables. Reads of cached keys never reach a server; writes of cached
+    # keys do under a read-only cache (hit_prob < 1).
+    rm, rc = _win_table(mass[~cached], count[~cached], server[~cached], n)
+    wsel = ~cached if hit_prob >= 1.0 else np.ones(len(mass), bool)
+    wm, wc = _win_table(mass[wsel], count[wsel], server[wsel], n)
+    tol = b.tolerance + k * b.select_tol + 1e-12
+    return dict(hit_ratio=hit, shares=shares_, shares_nocache=nocache,
+                server_hot_fraction=np.minimum(hot_c, 1.0),
+                server_hot_fraction_nocache=np.minimum(hot_nc, 1.0),
+                tail_mass=b.tail_mass, tolerance=tol,
+                win_read_mass=rm, win_read_count=rc, win_write_mass=wm, win_write_count=wc)
+
+
+_RESULT_ARRAYS = ("shares", "shares_nocache", "server_hot_fraction", "server_hot_fraction_nocache",
+                  "win_read_mass", "win_read_count", "win_write_mass", "win_write_count")
+_RESULT_SCALARS = ("hit_ratio", "tail_mass", "tolerance")
+
+
+@functools.lru_cache(maxsize=256)
+def _summary(source, n: int, partition: str, buckets: int, k: int, hit_prob: float,
+             hot: int) -> dict:
+    """Memory cache in front of the disk cache in front of :func:`_summarize`."""
+    cacheable = isinstance(source, (StockSpec, RankSpec))
+    path = workload_cache.path_for("workload", (source, n, partition, buckets, k, hit_prob, hot)) \
+        if cacheable else None
+    z = workload_cache.load(path)
+    if z is not None and all(a in z for a in _RESULT_ARRAYS + _RESULT_SCALARS):
+        return {a: (z[a].item() if a in _RESULT_SCALARS else z[a])
+                for a in _RESULT_ARRAYS + _RESULT_SCALARS}
+    res = _summarize(_blocks(source, n, partition, buckets), n, k, hit_prob, hot)
+    for a in _RESULT_ARRAYS:
+        res[a].setflags(write=False)
+    workload_cache.save(path, res)
     return res
 
 
-@functools.lru_cache(maxsize=512)
-def _shares(dist, theta, records, n, partition, k, buckets, hot, items, head,
-            kh=0, colocation=0.0):
-    frac, exact_recs = record_fractions(records, n, partition, buckets)
-    frac = np.array(frac)
-    if dist in ("uniform", "sequential"):
-        # Every record equally likely; a top-K cache holds K arbitrary records,
-        # spread over servers like all records. (Sequential over a run shorter
-        # than the key space touches fewer records; not modelled.)
-        hit = k / records
-        nocache = frac.copy()
-        cached = frac * (1 - hit)
-        per_srv = np.maximum(frac * records, 1.0)
-        hot_nc = np.minimum(1.0, hot / per_srv)
-        hot_c = np.minimum(1.0, hot / np.maximum(per_srv * (1 - hit), 1.0))
-        return _result(hit, cached, nocache, hot_c, hot_nc, hot, k, 0.0, 0.0)
-    if dist != "zipf":
-        raise InputError(f"unknown distribution {dist!r}", field="workload.distribution")
+def _result(summ: dict, k: int, hot: int, source: str, partition: str,
+            notes: tuple = ()) -> WorkloadResult:
+    nc, c = summ["shares_nocache"], summ["shares"]
+    mc = np.nanmax(c) if np.any(np.isfinite(c)) else math.nan
+    norm = float(np.nanmax(nc) / mc) if mc > 0 else (math.inf if mc == 0 else math.nan)
+    return WorkloadResult(
+        hit_ratio=float(summ["hit_ratio"]), shares=c, shares_nocache=nc, normalized_x=norm,
+        server_hot_fraction=summ["server_hot_fraction"],
+        server_hot_fraction_nocache=summ["server_hot_fraction_nocache"],
+        hot_records=hot, cached_keys=k, tail_mass=float(summ["tail_mass"]),
+        tolerance=float(summ["tolerance"]), source=source, partition=partition, notes=notes,
+        win_read_mass=summ.get("win_read_mass"), win_read_count=summ.get("win_read_count"),
+        win_write_mass=summ.get("win_write_mass"), win_write_count=summ.get("win_write_count"))
 
-    f = _fold(records, theta, items, head)
-    per_rec_tail = f.tail / records
-    srv = _servers_of(None, (f.top32, f.crc), n, partition, buckets)
-    head_mass_srv = np.bincount(srv, weights=f.mass - per_rec_tail, minlength=n)
-    head_cnt_srv = np.bincount(srv, minlength=n)
-    nocache = head_mass_srv + f.tail * frac
 
-    d = len(f.recs)
-    if colocation > 0 and kh > 0:
-        # Move that part of the hot set's mass to the hottest record's server.
-        hot_srv = np.bincount(srv[:min(kh, d)], weights=f.mass[:min(kh, d)], minlength=n)
-        moved = colocation * hot_srv
-        nocache = nocache - moved
-        nocache[0] += moved.sum()
-        colo = (colocation, 0)
+# ----------------------------------------------------------- entry point
+def stock_spec(workload, **override) -> StockSpec:
+    """The public generator a scenario's ``[workload]`` section names."""
+    d = dict(distribution=workload.distribution, theta=float(workload.zipf_theta),
+             records=int(workload.records), generator=getattr(workload, "generator", "ycsb"),
+             insertorder=getattr(workload, "insertorder", "hashed"))
+    d["layout"] = "kvperf" if d["generator"] == "kvperf" else "farreach"
+    d.update(override)
+    return StockSpec(**d)
+
+
+def evaluate(workload, switch, servers: int, source=None, *,
+             hot_records: int = DEFAULT_HOT_RECORDS) -> WorkloadResult:
+    """Shares, hit ratio, normalized throughput and skew for one configuration.
+
+    ``workload`` and ``switch`` are the scenario's sections
+    (:class:`model.scenario.Workload`, :class:`model.scenario.Switch`; used:
+    ``distribution``, ``zipf_theta``, ``records``, ``read_ratio``,
+    ``generator``, ``insertorder``, ``profile``; ``cache``, ``mode``,
+    ``cache_keys``, ``partition``, ``hash_buckets``). ``source`` overrides
+    ``workload.profile``: None (the scenario's generator, or the profile it
+    names), a profile name or path, or a loaded
+    :class:`~model.workload_sources.WorkloadProfile`,
+    :class:`~model.workload_sources.MeasuredWorkload` or
+    :class:`~model.workload_sources.KeyTrace`.
+
+    A read-only cache (``switch.mode = "read-only"``, NetCache) answers only
+    the reads of cached keys: their writes stay in ``shares`` and the hit
+    ratio is scaled by the read ratio. The result already includes this.
+    """
+    from . import workload_sources as ws
+    n = int(servers)
+    if n < 1:
+        raise InputError(f"servers must be a positive integer, got {servers!r}", field="servers.count")
+    partition = switch.partition
+    keys.check_partition(partition)
+    buckets = int(switch.hash_buckets)
+    if source is None:
+        source = getattr(workload, "profile", "") or None
+    if isinstance(source, str):
+        source = ws.load_source(source, layout=stock_spec(workload).layout)
+    hit_prob = float(workload.read_ratio) if switch.mode == "read-only" else 1.0
+    if isinstance(source, ws.MeasuredWorkload):
+        return source.result(workload, switch, n, hot_records=hot_records)
+    if source is None:
+        spec = stock_spec(workload)
+        label = spec.generator
+    elif isinstance(source, ws.WorkloadProfile):
+        spec = source.spec(workload)
+        label = f"profile {source.name}"
+    elif isinstance(source, ws.KeyTrace):
+        spec = source
+        label = f"trace {source.path}"
+    elif isinstance(source, (StockSpec, RankSpec)):
+        spec = source
+        label = source.label
     else:
-        colo = None
-    kc = min(k, d)
-    removed = np.bincount(srv[:kc], weights=f.mass[:kc], minlength=n)
-    if colo is not None and kc > 0:
-        c, target = colo
-        hot_removed = removed.copy()
-        removed = removed - c * hot_removed
-        removed[target] += c * hot_removed.sum()
-    extra = k - kc  # cache slots beyond the distinct head records
-    nonhead_cnt = np.maximum(frac * records - head_cnt_srv, 0.0)
-    if extra > 0 and nonhead_cnt.sum() > 0:
-        removed += extra * per_rec_tail * nonhead_cnt / nonhead_cnt.sum()
-    hit = float(removed.sum())
-    cached = np.maximum(nocache - removed, 0.0)
-
-    hot_nc = _hot_fraction(srv, f.mass, np.zeros(d, bool), nocache, hot, per_rec_tail, n)
-    is_cached = np.zeros(d, bool)
-    is_cached[:kc] = True
-    hot_c = _hot_fraction(srv, f.mass, is_cached, cached, hot, per_rec_tail, n)
-
-    sigma = math.sqrt(f.s2 * frac.max())
-    if not exact_recs:
-        sigma += f.tail * math.sqrt(frac.max() / records)
-    # The cache picks the truly heaviest records, which favours records that
-    # caught more tail ranks than average: bound that selection gain by an
-    # 8-sigma per-record tail deviation for each cached record.
-    tol = 6 * sigma + 8 * k * math.sqrt(f.s2 / records) + 1e-12
-    return _result(hit, cached, nocache, hot_c, hot_nc, hot, k, f.tail, tol)
+        raise TypeError(f"not a workload source: {source!r}")
+    total = spec.records if isinstance(spec, StockSpec) else (
+        spec.items if isinstance(spec, RankSpec) else len(spec.counts))
+    k = min(int(switch.cache_keys), int(total)) if switch.cache else 0
+    summ = _summary(spec, n, partition, buckets, k, hit_prob, int(hot_records))
+    notes = tuple(getattr(source, "notes", ()) or ())
+    return _result(summ, k, int(hot_records), label, partition, notes)
 
 
-def _hot_fraction(srv, mass, excluded, load, hot, per_rec_tail, n):
-    """Share of each server's load on its ``hot`` heaviest non-excluded records."""
-    keep = ~excluded
-    s, m = srv[keep], mass[keep]          # already sorted by mass desc
-    order = np.argsort(s, kind="stable")  # group by server, mass order kept
-    s, m = s[order], m[order]
-    starts = np.searchsorted(s, np.arange(n))
-    pos = np.arange(len(s)) - starts[s]
-    top = np.bincount(s[pos < hot], weights=m[pos < hot], minlength=n).astype(float)
-    cnt = np.bincount(s, minlength=n)
-    top += np.maximum(hot - cnt, 0) * per_rec_tail  # fill with tail records
+def evaluate_scenario(scenario, source=None, **kw) -> WorkloadResult:
+    """:func:`evaluate` for a whole :class:`model.scenario.Scenario`."""
+    return evaluate(scenario.workload, scenario.switch, scenario.servers.count, source, **kw)
+
+
+# ------------------------------------------------------------ memtable hits
+def window_hit_fraction(result: WorkloadResult, window_writes, *, server: int | None = None,
+                        lookups: str = "reads"):
+    """Fraction of a server's lookups whose key was written within the last
+    ``window_writes`` writes to that server (docs/workload.md, section 7).
+
+    Che's approximation over the same per-key popularity as the shares, after
+    the cache removes its keys: a key with fraction ``p`` of the server's
+    writes is among the last W writes with probability ``1 - exp(-W p)``
+    (memtables hold every write, duplicates included, so the window is W
+    writes; keys are written with the popularity they are read with). A
+    lookup of that key then finds it in the memtable.
+
+    ``lookups="reads"``: GETs that reach the server (cached keys' reads are
+    answered by the switch); ``"writes"``: lookups made for the server's
+    writes (a GET of the stored sequence number before a PUT), whose keys
+    follow the write stream (under a read-only cache this includes cached
+    keys). ``window_writes`` is a number or one per server; the result is
+    one number (``server`` given) or an array per server. Binning per-key
+    popularity into 16 bins per octave costs < 0.1 % relative.
+    """
+    if result.win_read_mass is None:
+        raise ValueError("this result has no popularity tables (a measured description "
+                         "without a stand-in popularity)")
+    if lookups not in ("reads", "writes"):
+        raise ValueError(f"lookups must be 'reads' or 'writes', got {lookups!r}")
+    lm, lc = ((result.win_read_mass, result.win_read_count) if lookups == "reads"
+              else (result.win_write_mass, result.win_write_count))
+    wm, wc = result.win_write_mass, result.win_write_count
+    n = lm.shape[0]
+    w = np.broadcast_to(np.asarray(window_writes, dtype=float), (n,))
+    wtot = wm.sum(axis=1)                               # mass of this server's written keys
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(load > 0, top / load, 0.0)
-    return np.minimum(out, 1.0)
+        q = np.where(lc > 0, lm / np.maximum(lc, 1e-300), 0.0)   # per-key mass in each bin
+        pw = q / wtot[:, None]                          # per-key share of the server's writes
+        hit = (lm * -np.expm1(-np.maximum(w, 0.0)[:, None] * pw)).sum(axis=1)
+        out = np.where(lm.sum(axis=1) > 0, hit / lm.sum(axis=1), 0.0)
+    out = np.clip(np.nan_to_num(out), 0.0, 1.0)
+    return float(out[server]) if server is not None else out
 
 
-def _result(hit, cached, nocache, hot_c, hot_nc, hot, k, tail, tol):
-    mc = cached.max()
-    norm = float(nocache.max() / mc) if mc > 0 else math.inf
-    for a in (cached, nocache, hot_c, hot_nc):
-        a.setflags(write=False)  # results are shared through the lru_cache
-    return WorkloadShares(float(hit), cached, nocache, norm, hot_c, hot_nc, hot, k,
-                          float(tail), float(tol))
+# ------------------------------------------------------------ sampling
+def sample_classes(workload, switch, servers: int, n: int, rng: np.random.Generator,
+                   source=None) -> np.ndarray:
+    """Draw ``n`` requests from the same popularity :func:`evaluate` uses:
+    -1 for a switch-cache hit, else the server index. A read-only cache
+    answers only reads (each cached-key request is a hit with probability
+    ``read_ratio``). For the simulator: it samples the blocks :func:`evaluate`
+    computes from (flat within a tail block). For the generator's exact key
+    stream use :func:`model.ycsb.sample_keynums` and :func:`model.keys.servers_of`."""
+    from . import workload_sources as ws
+    if source is None:
+        source = getattr(workload, "profile", "") or None
+    if isinstance(source, str):
+        source = ws.load_source(source, layout=stock_spec(workload).layout)
+    hit_prob = float(workload.read_ratio) if switch.mode == "read-only" else 1.0
+    if isinstance(source, ws.MeasuredWorkload):
+        res = source.result(workload, switch, servers)
+        p = np.concatenate([[res.hit_ratio], res.shares])
+        return rng.choice(np.arange(-1, servers), size=n, p=p / p.sum())
+    if source is None:
+        spec = stock_spec(workload)
+    elif isinstance(source, ws.WorkloadProfile):
+        spec = source.spec(workload)
+    else:
+        spec = source                      # StockSpec, RankSpec or KeyTrace
+    b = _blocks(spec, int(servers), switch.partition, int(switch.hash_buckets))
+    total = spec.records if isinstance(spec, StockSpec) else (
+        spec.items if isinstance(spec, RankSpec) else len(spec.counts))
+    k = min(int(switch.cache_keys), int(total)) if switch.cache else 0
+    mass, _, server, cached = _select(b, k)
+    cum = np.cumsum(mass)
+    idx = np.minimum(np.searchsorted(cum, rng.random(n) * cum[-1], side="right"), len(mass) - 1)
+    out = server[idx].copy()
+    hit = cached[idx]
+    if hit_prob < 1.0:
+        hit &= rng.random(n) < hit_prob
+    out[hit] = -1
+    return out

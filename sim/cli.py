@@ -1,4 +1,4 @@
-"""Command line: ``python -m sim predict`` and ``python -m sim simulate``.
+"""Command line: ``python -m sim predict``, ``simulate``, ``workload`` and ``workload-fit``.
 
 Bad input (scenario keys, --set values, profiles, runs CSVs) prints one
 message naming the file, line and field, and exits with code 2.
@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeline", metavar="OUT.csv", help="write the per-second timeline")
     s.add_argument("--sim-engine", choices=("fast", "simpy"), default="fast",
                    help="compiled engine (default) or the SimPy reference engine")
+    from .workload_cli import add_parsers
+    add_parsers(sub)
     return ap
 
 
@@ -61,6 +63,9 @@ def load_inputs(args) -> tuple[Scenario, Profile]:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("workload", "workload-fit"):
+        from .workload_cli import run
+        return run_command(lambda: run(args))
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 
