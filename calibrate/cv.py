@@ -125,8 +125,7 @@ def register_grouping(name: str, fn: Callable[[Sequence[Row], str], list[Fold]])
 
 def curve_spec(kind: str) -> dict[str, Any]:
     """The kind's curve declaration ``{"by": (...), "order": col}``."""
-    from model.runs import KINDS, _load_all
-    _load_all()
+    from model.kinds import KINDS
     k = KINDS.get(kind)
     spec = None if k is None else k.extra.get("curve")
     if not spec:
@@ -301,8 +300,7 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
     them (e.g. ``priors``). ``level`` labels the intervals the profile's
     ``predict_row`` returns (coverage is counted on ``pred_X_lo``/``_hi``).
     """
-    from model.runs import KINDS, _load_all
-    _load_all()
+    from model.kinds import KINDS
     rows = list(rows)
     if not rows:
         raise InputError("no rows to cross-validate", field="--runs")

@@ -4,17 +4,15 @@
 ``__init__`` only stores its settings, :meth:`fit` validates the rows and
 returns ``self``, fitted values end in ``_``.
 
-The fit has two stages, because they identify different things:
-
-1. ``cache_scale`` (the effective size of the switch cache) from the
-   ``normalized_x`` column alone: it is a property of the workload model,
-   independent of server speed.
-2. The remaining free parameters by robust least squares
-   (``scipy.optimize.least_squares``, soft-L1 loss) on log ratios
-   predicted/measured of throughput, process time, wait and send time, so
-   every row counts by its relative error. Parameters are fitted in log
-   space (all are positive); their standard errors come from the Jacobian
-   at the optimum.
+The workload (key popularity and layout) is not fitted here: the rows name
+the lab's calibrated workload profile (docs/workload.md). The machine's
+free parameters are fitted by robust least squares
+(``scipy.optimize.least_squares``, soft-L1 loss) on log ratios
+predicted/measured of throughput, process time, wait and send time, so
+every row counts by its relative error; predictions become measured
+columns through :func:`model.columns.farreach_columns`, as in batch
+prediction and validation. Parameters are fitted in log space (all are
+positive); their standard errors come from the Jacobian at the optimum.
 
 Rows that name a configuration the model cannot express raise
 :class:`~model.errors.InputError` with file, line and column.
@@ -32,11 +30,13 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import optimize
 
-from model import workload
+from model.columns import farreach_columns
 from model.errors import InputError
-from model.predict import predict
+from model.farreach_kinds import farreach_scenario, wait_stat
+from model.kinds import KINDS
 from model.profile import Param, Profile
-from model.runs import KINDS, _stat, cell, farreach_scenario, number
+from model.rows import cell, number
+from model.solvers import predict
 
 KIND_NAMES = ("farreach_runs", "farreach_tuning", "farreach_breakdown")
 
@@ -46,11 +46,11 @@ FREE = (
     "miss_rtt_us", "hit_rtt_us", "base_us", "get_sst_us", "wal_us", "txn_us",
     "seqget_sst_us", "seqcache_us", "skiplist_us_per_log2", "idle_penalty",
     "unpinned_factor", "share_penalty", "sst_files_factor",
-    "wal_switch_ms_per_mbps", "hot_colocation",
+    "wal_switch_ms_per_mbps",
 )
 
 #: Upper bounds of parameters that are fractions.
-UPPER = {"hot_colocation": 1.0}
+UPPER: dict[str, float] = {}
 
 #: The command that makes the embedded profile (README.md).
 FIT_COMMAND = ("python -m calibrate fit --runs data/farreach_runs.csv --runs data/farreach_tuning.csv "
@@ -99,8 +99,7 @@ class FarReachFitter:
             except InputError as exc:
                 raise exc.located(source=r.get("__source__"), line=int(r.get("__line__", 0)) or None) from None
 
-        scale, scale_se = _fit_cache_scale(targets, prior)
-        base = prior.with_values({"cache_scale": scale}, "fit")
+        base = prior
         x0 = np.log([base[k] for k in free])
 
         upper = np.array([min(x + 4.0, math.log(UPPER[k])) if k in UPPER else x + 4.0
@@ -122,9 +121,8 @@ class FarReachFitter:
         for k, v in values.items():
             params[k] = Param(float(v), prior.params[k].unit,
                               f"fit {when}: {len(targets)} FarReach rows", float(v * se[free.index(k)]))
-        params["cache_scale"] = Param(scale, "x", f"fit {when}: normalized_x rows", scale_se)
         for k in params:
-            if k not in values and k != "cache_scale":
+            if k not in values:
                 p = params[k]
                 params[k] = Param(p.value, p.unit, p.source.replace("prior", "fixed prior"), p.stderr)
         self.profile_ = Profile(self.name, params, {
@@ -215,66 +213,22 @@ class _Pool:
 
 def _row_residuals(target, prof: Profile) -> np.ndarray:
     row, sc, meas = target
-    res = []
     cols = [c for c in meas if c in WEIGHTS]
     if not cols:
         return np.zeros(0)
-    p = predict(sc, prof)
-    stat = cell(row, "wait_stat", "avg")
-    shares = [s.share for s in p.servers]
-    waits = [s.wait_us for s in p.servers]
-    procs = [s.process_us for s in p.servers]
+    pred = farreach_columns(predict(sc, prof), wait_stat(row))
+    res = []
     for c in cols:
-        m = meas[c]
-        w = WEIGHTS[c]
-        if isinstance(m, list):
-            pred = sorted(waits if c == "wait_us" else procs)
-            res.extend(w * np.log(np.maximum(pred, 1e-6) / np.maximum(sorted(m), 1e-6)) / math.sqrt(len(m)))
-            continue
-        if c == "mops":
-            pv = p.throughput_mops
-        elif c == "wait_us":
-            pv = _stat(waits, shares, stat)
-        elif c == "process_us":
-            pv = _stat(procs, shares, stat)
-        elif c in ("send_us", "client_send_avg"):
-            pv = p.client.send_us
-        elif c.startswith("server_wait_"):
-            pv = _stat(waits, shares, c.rsplit("_", 1)[1])
-        elif c.startswith("server_process_"):
-            pv = _stat(procs, shares, c.rsplit("_", 1)[1])
-        else:
+        m, pv, w = meas[c], pred[c], WEIGHTS[c]
+        if isinstance(m, list):            # a per-server list: compare sorted values
+            pv = sorted(pv)
+            res.extend(w * np.log(np.maximum(pv, 1e-6) / np.maximum(sorted(m), 1e-6)) / math.sqrt(len(m)))
             continue
         if m > 0 and pv > 0 and math.isfinite(pv):
             res.append(w * math.log(pv / m))
         else:
             res.append(w * 5.0)
     return np.asarray(res, dtype=float)
-
-
-def _fit_cache_scale(targets, prior: Profile) -> tuple[float, float | None]:
-    obs = []
-    for row, sc, meas in targets:
-        if "normalized_x" in meas and sc.switch.cache:
-            obs.append((sc, meas["normalized_x"]))
-    if not obs:
-        return prior.get("cache_scale", 1.0), None
-
-    def model_x(sc, scale):
-        w = workload.shares(sc.workload, sc.servers.count, sc.switch.partition,
-                            sc.switch.cache_keys, True, cache_scale=float(scale),
-                            hash_buckets=sc.switch.hash_buckets)
-        return w.normalized_x
-
-    def loss(log_scale):
-        return sum(math.log(model_x(sc, math.exp(log_scale)) / x) ** 2 for sc, x in obs)
-
-    # the normalized gain grows with the effective cache; a bounded scalar search
-    best = optimize.minimize_scalar(loss, bounds=(math.log(0.2), math.log(500.0)),
-                                    method="bounded", options={"xatol": 1e-3})
-    scale = float(math.exp(best.x))
-    spread = np.std([math.log(x) for _, x in obs]) if len(obs) > 1 else 0.0
-    return round(scale, 4), (scale * spread / math.sqrt(len(obs)) if spread > 0 else None)
 
 
 def _stderr(sol) -> np.ndarray:

@@ -6,12 +6,9 @@ Fitters follow the scikit-learn estimator conventions (DESIGN.md section 5):
 returns ``self``, and fitted values end in ``_`` (at least ``profile_``, a
 :class:`model.profile.Profile`, and ``residuals_``).
 
-The registry maps kind names to ``"module:Class"`` strings (or
-``("module:Class", {fixed constructor arguments})``) and imports lazily, so
-a missing or unfinished fitter module only matters when its kind is fitted.
-Kinds of the other reference systems come from ``calibrate.systems_fit``:
-its ``FITTERS`` dict if it has one, else one ``SystemFitter(system=...)``
-entry per kind of every system in :data:`model.systems.SYSTEMS`.
+Which fitter a kind uses is declared with the kind, in the one registry
+(:mod:`model.registry`), as an import path; it is imported only when that
+kind is fitted.
 """
 
 from __future__ import annotations
@@ -21,47 +18,28 @@ from typing import Any
 
 from model.errors import InputError
 
-FITTERS: dict[str, str] = {
-    "farreach_runs": "calibrate.farreach:FarReachFitter",
-    "farreach_tuning": "calibrate.farreach:FarReachFitter",
-    "farreach_breakdown": "calibrate.farreach:FarReachFitter",
-    "local_runs": "calibrate.local_fit:LocalFitter",
-}
-
-SYSTEMS_MODULE = "calibrate.systems_fit"
+#: Fitter of the kinds of the other reference systems (one per system, by profile name).
+SYSTEM_FITTER = "calibrate.systems_fit:SystemFitter"
 
 
 class FitterUnavailable(InputError):
     """The fitter for a kind is not registered or its module cannot be imported."""
 
 
-def _systems_fitters() -> dict[str, Any]:
-    try:
-        mod = importlib.import_module(SYSTEMS_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name == SYSTEMS_MODULE:
-            return {}
-        raise
-    if hasattr(mod, "FITTERS"):
-        return dict(mod.FITTERS)
-    if not hasattr(mod, "SystemFitter"):
-        return {}
-    try:
-        from model.systems import SYSTEMS
-    except ImportError:
-        return {}
-    out: dict[str, Any] = {}
-    for name, sysm in SYSTEMS.items():
-        for k in getattr(sysm, "kinds", ()):
-            out[k.name] = (f"{SYSTEMS_MODULE}:SystemFitter", {"system": name})
-    return out
-
-
 def registered() -> dict[str, Any]:
-    """All kind -> fitter entries (import paths or classes)."""
-    out: dict[str, Any] = dict(FITTERS)
-    for k, v in _systems_fitters().items():
-        out.setdefault(k, v)
+    """All kind -> fitter entries: ``"module:Class"`` or ``("module:Class", {fixed args})``.
+
+    A kind names its fitter in the registry (:class:`model.registry.RunKind`);
+    a kind of one of the other reference systems is fitted by
+    :data:`SYSTEM_FITTER` for its system.
+    """
+    from model.kinds import KINDS, SYSTEMS
+    out: dict[str, Any] = {}
+    for name, kind in KINDS.items():
+        if kind.fitter:
+            out[name] = (kind.fitter, dict(kind.fitter_args)) if kind.fitter_args else kind.fitter
+        elif kind.profile in SYSTEMS:
+            out[name] = (SYSTEM_FITTER, {"system": kind.profile})
     return out
 
 

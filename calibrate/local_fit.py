@@ -1,9 +1,8 @@
 """LocalFitter: a profile for the native KV server on this machine.
 
-The fitter adjusts the parameters of the same storage and queueing model the
-predictor uses (:mod:`model.storage`, :mod:`model.rack`,
-:mod:`model.predict`) so that predictions of ``local_runs`` rows match their
-measurements. Parameters the runs do not identify keep their values from the
+The fitter adjusts the parameters of the same rack model every solver uses
+(:mod:`model.rack`, solved by :func:`model.solvers.predict`) so that
+predictions of ``local_runs`` rows match their measurements. Parameters the runs do not identify keep their values from the
 priors file (``calibrate/priors/local.toml``).
 
 Method
@@ -43,7 +42,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from model.errors import InputError
-from model.predict import predict
+from model.solvers import predict
 from model.profile import Param, Profile
 
 from model.local_runs import local_scenario

@@ -2,7 +2,7 @@
 
 A *runs CSV* is one row per measured run: configuration columns first, then
 measured columns, as in ``data/*.csv``. Its kind (``farreach_runs``,
-``local_runs``, ...) is recognised from the header by :mod:`model.runs`.
+``local_runs``, ...) is recognised from the header by :mod:`model.kinds`.
 
 Reading goes through :func:`sim.batch.read_runs` (so errors name the file and
 line the same way everywhere) and tags every row with ``__kind__``,
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from model.errors import InputError
-from model.runs import RunKind, detect
+from model.kinds import RunKind, detect
 from sim.batch import read_runs
 
 HASH_COLUMN = "config_hash"
@@ -53,8 +53,7 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
     whose columns have the given values (e.g. ``{"plan": "holdout"}``).
     """
     _ensure_kinds()
-    from model.runs import KINDS, _load_all
-    _load_all()
+    from model.kinds import KINDS
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if not paths:

@@ -50,7 +50,7 @@ def _systems():
 def load_rows(system: str, data_dir: str | Path = DATA) -> list[dict[str, str]]:
     """Calibration rows of a system, tagged with kind, source file and line."""
     from sim.batch import read_runs
-    from model.runs import detect
+    from model.kinds import detect
     sysm = _systems()[system]
     rows = []
     for stem in sysm.data_files:
@@ -86,9 +86,8 @@ class SystemFitter:
 
     # -- helpers --------------------------------------------------------
     def _cells(self, rows: Sequence[Mapping[str, str]]):
-        from model.runs import KINDS, _load_all
+        from model.kinds import KINDS
         from model.systems.base import measured
-        _load_all()
         sysm = _systems()[self.system]
         names = {k.name for k in sysm.kinds}
         cells = []

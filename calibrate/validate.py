@@ -60,6 +60,9 @@ class Validation:
 def _values(v: Any) -> list[float] | None:
     if v is None:
         return None
+    if isinstance(v, (list, tuple)):
+        vals = [float(x) for x in v]
+        return vals if vals else None
     if isinstance(v, (int, float)) and not isinstance(v, bool):
         return [float(v)] if math.isfinite(v) else None
     s = str(v).strip()
@@ -92,8 +95,7 @@ def _mean(v: Any) -> float | None:
 
 def _predict_task(task: tuple) -> dict[str, Any]:
     kind_name, row, profile = task
-    from model.runs import KINDS, _load_all
-    _load_all()
+    from model.kinds import KINDS
     kind = KINDS[kind_name]
     try:
         return kind.predict_row(row, profile)

@@ -2,7 +2,7 @@
 
 ``python -m calibrate run`` writes these rows; this module says how such a
 row becomes a :class:`~model.scenario.Scenario` and which columns the model
-predicts, and registers the kind with :mod:`model.runs` so batch prediction,
+predicts, and registers the kind with :mod:`model.registry` so batch prediction,
 fitting and validation treat it like the reference kinds.
 
 The native set-up differs from the Tofino rack in ways the scenario can
@@ -52,10 +52,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .predict import predict
+from .columns import farreach_columns
+from .farreach_kinds import wait_stat
 from .profile import Profile
-from .runs import KINDS, RunKind, choice, farreach_outputs, number, register, wait_stat
+from .registry import KINDS, RunKind, register
+from .rows import choice, number
 from .scenario import Scenario
+from .solvers import predict
 
 CONFIG_COLUMNS = (
     "workers", "clients", "timeout_ms", "memtable_mb", "flushnum", "maxnum", "wal", "db",
@@ -116,9 +119,8 @@ def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
 def _predict_local(row: Any, profile: Profile) -> dict[str, Any]:
     p = predict(local_scenario(row), profile)
     # the same outputs as the rack's runs, without its cache gain
-    out = farreach_outputs(p, wait_stat(row))
-    out.pop("normalized_x")
-    return {f"pred_{k}": v for k, v in out.items()}
+    out = farreach_columns(p, wait_stat(row))
+    return {f"pred_{k}": out[k] for k in PREDICTED}
 
 
 LOCAL_KIND = RunKind(
@@ -126,7 +128,7 @@ LOCAL_KIND = RunKind(
     signature=frozenset({"workers", "clients", "read_ratio", "config_hash"}),
     profile="local",
     measured=PREDICTED,
-    predict_row=_predict_local,
+    predict_row=_predict_local, fitter="calibrate.local_fit:LocalFitter",
     description="native KV server runs on one machine (python -m calibrate run)")
 
 if "local_runs" not in KINDS:

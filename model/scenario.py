@@ -71,7 +71,7 @@ class Switch:
                          "(NetCache: writes to cached keys go to the server)")
     cache_keys: int = spec(10_000, unit="keys", min=0, max=10_000_000,
                            doc="hot keys the switch caches (the most popular ones)")
-    partition: str = spec("range", choices=("range", "range-even", "hash"),
+    partition: str = spec("hash", choices=("range", "range-even", "hash"),
                           doc="key to server partitioning (docs/workload.md section 3): "
                               "'range' = FarReach's split of the key's top 16 bits into "
                               "65536/N slices (YCSB keys never set the top bit, so servers "

@@ -13,7 +13,7 @@ import itertools
 import math
 import statistics
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .inputs import LABELS, MEASURED, Row, as_list
 
@@ -231,13 +231,20 @@ def summarize(comps: Sequence[Comparison]) -> list[ErrorSummary]:
     return out
 
 
-def bottleneck_index(bottleneck: str, n: int) -> int | None:
-    """'server 3 (CPU)' -> 3 if 0 <= 3 < n; None when the bottleneck isn't a server."""
-    import re
-    m = re.search(r"server\s*#?\s*(\d+)", bottleneck or "", re.IGNORECASE)
-    if m and int(m.group(1)) < n:
-        return int(m.group(1))
-    return None
+def bottleneck_servers(pred: Mapping[str, Any]) -> set[int]:
+    """The workers the prediction's structured bottleneck names (may be empty)."""
+    b = pred.get("bottleneck") or {}
+    n = len(pred.get("servers") or [])
+    return {int(i) for i in (b.get("servers") or []) if 0 <= int(i) < n} \
+        if isinstance(b, Mapping) else set()
+
+
+def bottleneck_text(pred: Mapping[str, Any]) -> str:
+    """The bottleneck as one line of text (rendered by the model, not parsed)."""
+    b = pred.get("bottleneck")
+    if isinstance(b, Mapping):
+        return str(b.get("text") or b.get("kind") or "–")
+    return str(b or "–")
 
 
 def stall_spans(t: Sequence[float], frac: Sequence[float | None], threshold: float = 0.0

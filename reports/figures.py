@@ -57,8 +57,8 @@ def server_breakdown(pred: dict) -> dict:
     """Stacked wait + process per server; the bottleneck server outlined in red."""
     servers = pred["servers"]
     names = [f"server {i}" for i in range(len(servers))]
-    b = A.bottleneck_index(pred.get("bottleneck", ""), len(servers))
-    line_w = [3 if i == b else 0 for i in range(len(servers))]
+    b = A.bottleneck_servers(pred)
+    line_w = [3 if i in b else 0 for i in range(len(servers))]
     line_c = [BOTTLENECK_COLOR] * len(servers)
     util = [s["utilization"] * 100 for s in servers]
     share = [s["share"] * 100 for s in servers]
@@ -73,9 +73,10 @@ def server_breakdown(pred: dict) -> dict:
          "customdata": list(zip(util, share)), "hovertemplate": hover},
     ]
     ann = []
-    if b is not None:
-        top = servers[b]["process_us"] + servers[b]["wait_us"]
-        ann.append({"x": names[b], "y": top, "text": "bottleneck", "showarrow": True,
+    if len(b) == 1:
+        (i,) = b
+        top = servers[i]["process_us"] + servers[i]["wait_us"]
+        ann.append({"x": names[i], "y": top, "text": "bottleneck", "showarrow": True,
                     "arrowhead": 2, "ay": -30, "font": {"color": BOTTLENECK_COLOR, "size": 12}})
     title = "Per-server time per request: process + wait"
     lay = layout(title, "server (worker thread)", "time per request (µs)", barmode="stack",

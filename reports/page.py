@@ -165,11 +165,11 @@ def prediction_sections(pred: Mapping[str, Any], scenario: Mapping[str, Any] | N
         check_profile(profile)
     figs = figs or _Figures()
     servers = pred["servers"]
-    b = A.bottleneck_index(pred.get("bottleneck", ""), len(servers))
+    b = A.bottleneck_servers(pred)
     client = pred.get("client", {})
     kpis = [
         _kpi("throughput", fmt(pred["throughput_mops"], "MOPS"), "replies per second seen by clients"),
-        _kpi("bottleneck", str(pred.get("bottleneck") or "–"), "", "alert"),
+        _kpi("bottleneck", A.bottleneck_text(pred), "", "alert"),
         _kpi("cache hit ratio", fmt(pred["cache_hit_ratio"], "fraction"), "answered by the switch"),
         _kpi("normalized throughput", fmt(pred["normalized_x"], "×"), "cache gain over NoCache"),
         _kpi("client send", fmt(client.get("send_us"), "µs"), "per request"),
@@ -182,12 +182,12 @@ def prediction_sections(pred: Mapping[str, Any], scenario: Mapping[str, Any] | N
     srows, classes = [], []
     for i, s in enumerate(servers):
         cyc = s["wait_us"] + s["process_us"]
-        srows.append([f"server {i}" + (" ◀ bottleneck" if i == b else ""),
+        srows.append([f"server {i}" + (" ◀ bottleneck" if i in b else ""),
                       fmt(s["share"], "fraction"), fmt(s.get("share_nocache", 0.0), "fraction"),
                       fmt(s["utilization"], "fraction"), fmt(s["wait_us"], "µs"),
                       fmt(s["process_us"], "µs"),
                       fmt(1.0 / cyc if cyc > 0 else None, "MOPS")])
-        classes.append("hl" if i == b else "")
+        classes.append("hl" if i in b else "")
     server_table = _table(["server", "share with cache (%)", "share without cache (%)",
                            "utilisation (%)", "wait (µs)", "process (µs)",
                            "own rate 1/(wait+process) (MOPS)"],

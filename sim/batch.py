@@ -15,7 +15,7 @@ from typing import Any, Iterator
 
 from model.errors import InputError
 from model.profile import Profile
-from model.runs import RunKind, detect
+from model.kinds import RunKind, detect
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -66,6 +66,8 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
 def format_value(v: Any) -> str:
     if isinstance(v, str):
         return v
+    if isinstance(v, (list, tuple)):              # per-server values, as the notes write them
+        return "|".join(format_value(float(x)) or "inf" for x in v)
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
         return ""
     if isinstance(v, float):

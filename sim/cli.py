@@ -90,9 +90,10 @@ def _predict(args) -> int:
     sc, profile = load_inputs(args)
     if args.engine == "sim":
         from .run import simulate
-        pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed)
+        pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
+                        progress=not args.json)
     else:
-        from model.predict import predict
+        from model.solvers import predict
         pred = predict(sc, profile)
     _emit(pred, sc, profile, args)
     return 0
@@ -148,11 +149,16 @@ def _us(v: float) -> str:
     return f"{v:,.2f} us" if math.isfinite(v) else "idle (no requests)"
 
 
+def pred_source(sc: Scenario) -> str:
+    return f"workload profile '{sc.workload.profile}'" if sc.workload.profile else \
+        f"{sc.workload.generator} generator as the public code runs it"
+
+
 def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
     lines = [
         f"scenario '{sc.name}': {sc.servers.count} servers, {sc.clients.threads} client threads, "
         f"cache {'on' if sc.switch.cache else 'off'} ({sc.switch.cache_keys:,} keys), "
-        f"{sc.workload.distribution} workload",
+        f"{sc.workload.distribution} workload ({pred_source(sc)})",
         f"engine {pred.engine}, profile '{profile.name}'",
         "",
         f"  throughput           {pred.throughput_mops:.4f} MOPS",
@@ -163,7 +169,7 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"  packet loss          {pred.pktloss:,.0f} packets/run",
         f"  false positives      {pred.false_pos:,.0f} packets/run",
         f"  write stall          {100 * pred.stall_fraction:.1f} % of time",
-        f"  bottleneck           {pred.bottleneck}",
+        f"  bottleneck           {pred.bottleneck.text()}",
         "",
         f"  {'server':>6}  {'share %':>8}  {'nocache %':>9}  {'util %':>7}  {'wait us':>10}  {'process us':>10}",
     ]

@@ -16,12 +16,13 @@ doing the scheduling. Processes:
 * ``_open_source``: Poisson write-backs of evicted keys (or the requests of
   an open network).
 
-Keys: with a :class:`RecordKeys` sampler (the default when the config has
-one), each request samples an actual YCSB record and is a cache hit when
-that record is cached, else goes to its partition's server -- the exact
-workload, against which the class probabilities the fast engine draws from
-are checked. Without one it draws the class from the hit ratio and shares,
-like the fast engine.
+Keys: with a key sampler (``cfg.keyspace``, the compiled rack's
+:class:`model.rack.placement.KeySampler`; the default when the config has
+one), each request samples a key from the workload's own popularity and is
+a cache hit when that key is cached, else goes to its partition's server --
+against which the class probabilities the fast engine draws from are
+checked. Without one it draws the class from the hit ratio and shares, like
+the fast engine.
 """
 
 from __future__ import annotations
@@ -31,78 +32,15 @@ import math
 import numpy as np
 import simpy
 
-from model import workload
 from model.rack import clients as cl_mech, lsm as lsm_mech, network as nw_mech, \
     placement as pl_mech, service as svc_mech
 
 from . import counters
 from .config import SimConfig
 
-__all__ = ["SimpyEngine", "RecordKeys"]
+__all__ = ["SimpyEngine"]
 
-
-class RecordKeys:
-    """Exact key classes: sampled records, the cached set and the partitioning
-    of a :class:`model.rack.placement.PlacementSpec`.
-
-    The switch caches the ``cached_keys`` most popular records (as
-    :func:`model.workload.shares` assumes): for zipf the heaviest folded head
-    records; for uniform/sequential an evenly spaced set.
-    """
-
-    BATCH = 8192
-
-    def __init__(self, pl):
-        self.records = int(pl.records)
-        self.theta = float(pl.zipf_theta)
-        self.distribution = pl.distribution
-        self.n = pl.servers
-        self.partition = pl.partition
-        self.buckets = pl.hash_buckets
-        k = min(int(pl.cached_keys), self.records)
-        fold = None
-        if self.distribution == "zipf" and (k or (pl.hot_colocation > 0 and pl.hot_keys)):
-            fold = workload._fold(self.records, self.theta, None, workload.DEFAULT_HEAD)
-        if k == 0:
-            cached = np.zeros(0, dtype=np.int64)
-        elif fold is not None:
-            cached = np.asarray(fold.recs[:k], dtype=np.int64)
-            if len(cached) < k:
-                # cache slots beyond the distinct head records: arbitrary tail records
-                extra = np.setdiff1d(np.arange(min(self.records, 2 * k + len(cached))), cached)
-                cached = np.concatenate([cached, extra[:k - len(cached)]])
-        else:
-            cached = (np.arange(k, dtype=np.int64) * (self.records // k)) % self.records
-        self.cached = np.sort(cached)
-        self._seq = 0
-        self.hit_prob = pl.read_ratio if pl.read_only else 1.0
-        # hot-set placement: that fraction of the hot set's requests goes to server 0
-        self.colocation = float(pl.hot_colocation)
-        self.hot = np.zeros(0, dtype=np.int64)
-        if self.colocation > 0 and pl.hot_keys and fold is not None:
-            self.hot = np.sort(np.asarray(fold.recs[:pl.hot_keys], dtype=np.int64))
-
-    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        """Classes of n requests: -1 for a cache hit, else the server index."""
-        if self.distribution == "sequential":
-            recs = (self._seq + np.arange(n, dtype=np.int64)) % self.records
-            self._seq = int((self._seq + n) % self.records)
-        else:
-            recs = workload.sample_records(n, self.records, self.theta, rng, self.distribution)
-        recs = np.asarray(recs, dtype=np.int64)
-        srv = workload._servers_of(recs, None, self.n, self.partition, self.buckets)
-        if len(self.hot):
-            pos = np.searchsorted(self.hot, recs)
-            in_hot = (pos < len(self.hot)) & (self.hot[np.minimum(pos, len(self.hot) - 1)] == recs)
-            moved = in_hot & (rng.random(len(recs)) < self.colocation)
-            srv = np.where(moved, 0, srv)
-        if len(self.cached):
-            pos = np.searchsorted(self.cached, recs)
-            hit = (pos < len(self.cached)) & (self.cached[np.minimum(pos, len(self.cached) - 1)] == recs)
-            if self.hit_prob < 1.0:
-                hit &= rng.random(len(recs)) < self.hit_prob
-            srv = np.where(hit, -1, srv)
-        return srv.astype(np.int64)
+KEY_BATCH = 8192
 
 
 class _Packet:
@@ -137,7 +75,7 @@ class SimpyEngine:
         if keys is None:
             keys = "records" if ks is not None else "classes"
         if keys == "records" and ks is None:
-            raise ValueError("keys='records' needs a config with a RecordKeys sampler")
+            raise ValueError("keys='records' needs a config with a key sampler")
         self.keys = keys
         self._cls_buf = np.zeros(0, dtype=np.int64)
         self._cls_pos = 0
@@ -169,7 +107,7 @@ class SimpyEngine:
     def _draw_class(self) -> int:
         if self.keys == "records":
             if self._cls_pos >= len(self._cls_buf):
-                self._cls_buf = self.cfg.keyspace.sample(self.rng, RecordKeys.BATCH)
+                self._cls_buf = self.cfg.keyspace.sample(self.rng, KEY_BATCH)
                 self._cls_pos = 0
             k = int(self._cls_buf[self._cls_pos])
             self._cls_pos += 1

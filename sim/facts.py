@@ -36,14 +36,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def default_profile() -> Profile:
-    """The fitted testbed profile when present, else the priors."""
-    try:
-        p = Profile.load("tofino-testbed")
-        from model import rack
-        rack.derive(Scenario.default(), p)   # usable with the current model?
-        return p
-    except Exception:  # noqa: BLE001 -- fall back to the priors shipped in the repo
-        return Profile.load(str(ROOT / "calibrate" / "priors" / "farreach.toml"))
+    """The embedded testbed profile."""
+    return Profile.load("tofino-testbed")
 
 
 def _sim(sc, pf, seconds, seed=1, engine="fast", **kw):
@@ -54,24 +48,67 @@ def _min_wait(p) -> float:
     return min(s.wait_us for s in p.servers if s.share > 0)
 
 
+#: The scenarios of the facts, as changes to the embedded default (the parity
+#: table, ``python -m sim.parity``, runs every one of them through both solvers).
+SCENARIOS: dict[str, dict] = {
+    "16 clients": {"clients.threads": 16},
+    "1024 clients": {},
+    "4096 clients, 32 KiB buffers, timeout 1000 ms": {"clients.threads": 4096,
+                                                      "servers.rcvbuf_kb": 32},
+    "4096 clients, 32 KiB buffers, timeout 20 ms": {"clients.threads": 4096,
+                                                    "servers.rcvbuf_kb": 32,
+                                                    "clients.timeout_ms": 20.0},
+    "4096 clients, 16 MiB buffers": {"clients.threads": 4096, "servers.rcvbuf_kb": 16384},
+    "timeout 5 ms": {"clients.timeout_ms": 5.0},
+    # write-only traffic, WAL off: only the flush/stall mechanism acts
+    "write-only, 0.25 MiB memtables, flushnum 1, maxnum 2": {
+        "workload.read_ratio": 0.0, "storage.wal": False, "storage.memtable_mb": 0.25,
+        "storage.flushnum": 1, "storage.maxnum": 2},
+    "write-only, 64 MiB memtables": {"workload.read_ratio": 0.0, "storage.wal": False},
+    # WAL off, so WAL-switch dips don't mask the trend
+    "16 MiB memtables, 10M queries": {"storage.wal": False, "storage.memtable_mb": 16.0,
+                                      "storage.flushnum": 2, "storage.maxnum": 8},
+    "16 MiB memtables, 100M queries": {"storage.wal": False, "storage.memtable_mb": 16.0,
+                                       "storage.flushnum": 2, "storage.maxnum": 8,
+                                       "workload.queries_m": 100.0},
+}
+
+#: The memtable rows of data/farreach_tuning.csv the facts compare with.
+TUNING_IDS = ("T36", "T38", "T39", "T47")
+
+
+def scenario(name: str) -> Scenario:
+    return Scenario.default().updated(SCENARIOS[name])
+
+
+def tuning_scenarios() -> dict[str, tuple[Scenario, dict]]:
+    """id -> (scenario, CSV row) of the tuning rows the facts use."""
+    from model.farreach_kinds import farreach_scenario
+    out = {}
+    with open(ROOT / "data" / "farreach_tuning.csv", newline="") as fh:
+        for row in csv.DictReader(fh):
+            if row["id"] in TUNING_IDS:
+                out[row["id"]] = (farreach_scenario(row), row)
+    return out
+
+
 def few_clients(pf: Profile, seconds: float = 2.0, engine: str = "fast") -> dict:
-    base = Scenario.default()
-    few = _sim(base.updated({"clients.threads": 16}), pf, seconds, engine=engine)
-    many = _sim(base, pf, seconds, engine=engine)
+    few = _sim(scenario("16 clients"), pf, seconds, engine=engine)
+    many = _sim(scenario("1024 clients"), pf, seconds, engine=engine)
     return {"floor_us": pf["recv_floor_us"],
             "clients_few": 16, "min_wait_few_us": _min_wait(few), "mops_few": few.throughput_mops,
-            "clients_many": base.clients.threads, "min_wait_many_us": _min_wait(many),
+            "clients_many": 1024, "min_wait_many_us": _min_wait(many),
             "mops_many": many.throughput_mops}
 
 
 def loss_and_timeout(pf: Profile, seconds: float = 4.0, engine: str = "fast") -> dict:
     # 4096 clients over 16 workers: ~256 requests per worker in the loop,
     # against a 32 KiB buffer (a few dozen packets).
-    base = Scenario.default().updated({"clients.threads": 4096, "servers.rcvbuf_kb": 32})
-    long_to = _sim(base.updated({"clients.timeout_ms": 1000.0}), pf, seconds, engine=engine)
-    short_to = _sim(base.updated({"clients.timeout_ms": 20.0}), pf, seconds, engine=engine)
-    big_buf = _sim(base.updated({"servers.rcvbuf_kb": 16384, "clients.timeout_ms": 1000.0}),
-                   pf, seconds, engine=engine)
+    long_to = _sim(scenario("4096 clients, 32 KiB buffers, timeout 1000 ms"), pf, seconds,
+                   engine=engine)
+    short_to = _sim(scenario("4096 clients, 32 KiB buffers, timeout 20 ms"), pf, seconds,
+                    engine=engine)
+    big_buf = _sim(scenario("4096 clients, 16 MiB buffers"), pf, seconds, engine=engine)
     return {"clients": 4096, "buffer_pkts": long_to.details.get("buffer_pkts", math.nan),
             "pktloss_per_s_small_buf": long_to.details["pktloss_sim"] / seconds,
             "pktloss_per_s_big_buf": big_buf.details["pktloss_sim"] / seconds,
@@ -81,24 +118,21 @@ def loss_and_timeout(pf: Profile, seconds: float = 4.0, engine: str = "fast") ->
 
 
 def false_positives(pf: Profile, seconds: float = 2.0, engine: str = "fast") -> dict:
-    base = Scenario.default()
     # 5 ms: a few times the p99 latency, yet below the tail when queues swell
-    small = _sim(base.updated({"clients.timeout_ms": 5.0}), pf, seconds, engine=engine)
-    large = _sim(base, pf, seconds, engine=engine)
+    small = _sim(scenario("timeout 5 ms"), pf, seconds, engine=engine)
+    large = _sim(scenario("1024 clients"), pf, seconds, engine=engine)
     return {"latency_p99_us": large.details["latency_us_percentiles"]["p99"],
             "timeout_small_ms": 5.0, "false_pos_per_s_small": small.details["false_pos_sim"] / seconds,
-            "timeout_large_ms": base.clients.timeout_ms,
+            "timeout_large_ms": Scenario.default().clients.timeout_ms,
             "false_pos_per_s_large": large.details["false_pos_sim"] / seconds,
             "mops_small": small.throughput_mops, "mops_large": large.throughput_mops}
 
 
 def memtable_stall(pf: Profile, seconds: float = 3.0, engine: str = "fast") -> dict:
-    # write-only traffic; WAL off so only the flush/stall mechanism acts
-    heavy = Scenario.default().updated({"workload.read_ratio": 0.0, "storage.wal": False})
-    small = _sim(heavy.updated({"storage.memtable_mb": 1.0, "storage.flushnum": 1,
-                                "storage.maxnum": 2}), pf, seconds, engine=engine)
-    large = _sim(heavy, pf, seconds, engine=engine)
-    return {"stall_frac_small_1mib": small.stall_fraction, "mops_small_1mib": small.throughput_mops,
+    small = _sim(scenario("write-only, 0.25 MiB memtables, flushnum 1, maxnum 2"), pf, seconds,
+                 engine=engine)
+    large = _sim(scenario("write-only, 64 MiB memtables"), pf, seconds, engine=engine)
+    return {"stall_frac_small": small.stall_fraction, "mops_small": small.throughput_mops,
             "flushes_small": small.details["flushes"],
             "stall_frac_large_64mib": large.stall_fraction, "mops_large_64mib": large.throughput_mops}
 
@@ -112,19 +146,14 @@ def _decay(p, frac: float = 0.25) -> float:
 def data_decay(pf: Profile, seconds: float = 8.0, engine: str = "fast") -> dict:
     """Per-second throughput over a whole run, 10M vs 100M queries.
 
-    The horizon is compressed: every simulated write counts as
-    ``queries / (expected requests in the horizon)`` writes of data, so the
-    whole run's data growth (SST files flushed so far) plays out in
-    ``seconds``. WAL off, so WAL-switch dips don't mask the trend.
+    The horizon stands for the whole run (the simulator's default): every
+    simulated write counts as ``queries / (expected requests in the
+    horizon)`` writes of data, so the run's data growth (SST files flushed so
+    far) plays out in ``seconds``.
     """
     out = {}
-    for q in (10.0, 100.0):
-        sc = Scenario.default().updated({"workload.queries_m": q, "storage.wal": False,
-                                         "storage.memtable_mb": 16.0, "storage.flushnum": 2,
-                                         "storage.maxnum": 8})
-        probe = _sim(sc, pf, 0.5, engine=engine)
-        scale = q * 1e6 / max(probe.throughput_mops * 1e6 * seconds, 1.0)
-        p = _sim(sc, pf, seconds, engine=engine, data_scale=scale)
+    for q, name in ((10.0, "16 MiB memtables, 10M queries"), (100.0, "16 MiB memtables, 100M queries")):
+        p = _sim(scenario(name), pf, seconds, engine=engine)
         tl = p.details["timeline"]
         out[f"mops_first_s_{q:g}M"] = tl[0]["throughput_mops"]
         out[f"mops_last_s_{q:g}M"] = tl[-1]["throughput_mops"]
@@ -133,29 +162,18 @@ def data_decay(pf: Profile, seconds: float = 8.0, engine: str = "fast") -> dict:
 
 
 def tuning_rows(pf: Profile, seconds: float = 20.0, engine: str = "fast") -> list[dict]:
-    """Simulated vs analytic vs measured MOPS for the memtable tuning rows."""
-    from model.predict import predict
-    from model.runs import farreach_scenario
+    """Simulated vs analytic vs measured MOPS for the memtable tuning rows (the
+    simulated horizon stands for each whole 100M-query run)."""
+    from model.solvers import predict
     rows = []
-    with open(ROOT / "data" / "farreach_tuning.csv", newline="") as fh:
-        for row in csv.DictReader(fh):
-            if row["id"] not in ("T36", "T38", "T39", "T47"):
-                continue
-            sc = farreach_scenario(row)
-            try:
-                ana = predict(sc, pf).throughput_mops
-            except Exception as exc:  # noqa: BLE001 -- the analytic model is another helper's
-                ana = math.nan
-                print(f"  (analytic model failed on {row['id']}: {exc})")
-            probe = _sim(sc, pf, 0.5, engine=engine)
-            # the horizon previews the whole run's data growth
-            scale = max(1.0, sc.workload.queries_m * 1e6 / max(probe.throughput_mops * 1e6 * seconds, 1.0))
-            p = _sim(sc, pf, seconds, engine=engine, data_scale=scale)
-            rows.append({"id": row["id"], "system": row["system"], "memtable_mb": row["memtable_mb"],
-                         "flushnum": row["flushnum"], "maxnum": row["maxnum"], "wal": row["wal"],
-                         "measured_mops": float(row["mops"]), "sim_mops": p.throughput_mops,
-                         "analytic_mops": ana, "sim_stall_frac": p.stall_fraction,
-                         "sim_min_second_mops": min(r["throughput_mops"] for r in p.details["timeline"])})
+    for rid, (sc, row) in tuning_scenarios().items():
+        ana = predict(sc, pf).throughput_mops
+        p = _sim(sc, pf, seconds, engine=engine)
+        rows.append({"id": rid, "system": row["system"], "memtable_mb": row["memtable_mb"],
+                     "flushnum": row["flushnum"], "maxnum": row["maxnum"], "wal": row["wal"],
+                     "measured_mops": float(row["mops"]), "sim_mops": p.throughput_mops,
+                     "analytic_mops": ana, "sim_stall_frac": p.stall_fraction,
+                     "sim_min_second_mops": min(r["throughput_mops"] for r in p.details["timeline"])})
     return rows
 
 
@@ -192,8 +210,8 @@ def main(argv=None) -> int:
 
     f = memtable_stall(pf, 3.0 * s, e)
     print("\n4. Small memtables under heavy writes stall (write-only, WAL off)")
-    print(f"   1 MiB memtable, flushnum 1, maxnum 2: stalled {100 * f['stall_frac_small_1mib']:.1f}% "
-          f"of worker time, {f['flushes_small']:.0f} flushes, {f['mops_small_1mib']:.3f} MOPS; "
+    print(f"   0.25 MiB memtable, flushnum 1, maxnum 2: stalled {100 * f['stall_frac_small']:.1f}% "
+          f"of worker time, {f['flushes_small']:.0f} flushes, {f['mops_small']:.3f} MOPS; "
           f"64 MiB: stalled {100 * f['stall_frac_large_64mib']:.1f}%, {f['mops_large_64mib']:.3f} MOPS")
 
     f = data_decay(pf, 8.0 * s, e)

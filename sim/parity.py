@@ -28,9 +28,6 @@ from model.scenario import Scenario
 from model.solvers.analytic import AnalyticSolver
 
 SMALL = {"servers.count": 4, "clients.threads": 64}
-WRITE_ONLY_NO_WAL = {"workload.read_ratio": 0.0, "storage.wal": False}
-TUNING = {"clients.threads": 1024, "servers.count": 16, "workload.queries_m": 100.0,
-          "storage.db": "normal", "servers.pinned": True}
 
 #: name -> scenario changes from the embedded default
 REGIMES: dict[str, dict] = {
@@ -44,35 +41,25 @@ REGIMES: dict[str, dict] = {
     # the engines' own mechanism scenarios (tests/sim/test_sim_engines.py)
     "loss + timeouts": {**SMALL, "clients.threads": 512, "servers.rcvbuf_kb": 16,
                         "clients.timeout_ms": 0.4},
-    "flush stalls": {**SMALL, **WRITE_ONLY_NO_WAL, "storage.memtable_mb": 0.25,
-                     "storage.flushnum": 1, "storage.maxnum": 2},
+    "flush stalls": {**SMALL, "workload.read_ratio": 0.0, "storage.wal": False,
+                     "storage.memtable_mb": 0.25, "storage.flushnum": 1, "storage.maxnum": 2},
     "WAL switch + slowdown": {**SMALL, "workload.read_ratio": 0.0, "storage.wal": True,
                               "storage.wal_bytes_per_sync_mb": 0.01, "storage.memtable_mb": 0.0625,
                               "storage.flushnum": 2, "storage.maxnum": 5},
     "oversubscribed cores": {**SMALL, "servers.cores": 1},
-    # python -m sim.facts
-    "facts: 16 clients": {"clients.threads": 16},
-    "facts: 4096 clients, timeout 20 ms": {"clients.threads": 4096, "servers.rcvbuf_kb": 32,
-                                           "clients.timeout_ms": 20.0},
-    "facts: 4096 clients, 16 MiB buffers": {"clients.threads": 4096, "servers.rcvbuf_kb": 16384},
-    "facts: write-only 1 MiB, flushnum 1, maxnum 2": {
-        **WRITE_ONLY_NO_WAL, "storage.memtable_mb": 1.0, "storage.flushnum": 1,
-        "storage.maxnum": 2},
-    "facts: write-only 64 MiB": dict(WRITE_ONLY_NO_WAL),
-    "facts: 16 MiB, 10M queries": {"storage.wal": False, "storage.memtable_mb": 16.0,
-                                   "storage.flushnum": 2, "storage.maxnum": 8},
-    "facts: 16 MiB, 100M queries": {"storage.wal": False, "storage.memtable_mb": 16.0,
-                                    "storage.flushnum": 2, "storage.maxnum": 8,
-                                    "workload.queries_m": 100.0},
-    "facts: T36": {**TUNING, "storage.memtable_mb": 64.0, "storage.flushnum": 48,
-                   "storage.maxnum": 64},
-    "facts: T38": {**TUNING, "storage.memtable_mb": 64.0, "storage.flushnum": 48,
-                   "storage.maxnum": 64, "storage.wal": False},
-    "facts: T39": {**TUNING, "switch.cache": False, "storage.memtable_mb": 64.0,
-                   "storage.flushnum": 48, "storage.maxnum": 64},
-    "facts: T47": {**TUNING, "storage.memtable_mb": 1024.0, "storage.flushnum": 2,
-                   "storage.maxnum": 3},
 }
+
+
+def regimes() -> dict[str, Scenario]:
+    """Every regime's scenario: the ones above, every scenario of ``python -m
+    sim.facts`` and its tuning rows (the lab's rack, from the data file)."""
+    from . import facts
+    out = {name: Scenario.default().updated(ch) for name, ch in REGIMES.items()}
+    for name in facts.SCENARIOS:
+        out[f"facts: {name}"] = facts.scenario(name)
+    for rid, (sc, _row) in facts.tuning_scenarios().items():
+        out[f"facts: {rid}"] = sc
+    return out
 
 
 @dataclass
@@ -102,8 +89,8 @@ class Comparison:
         """
         busy = sorted((s.share, i) for i, s in enumerate(self.sim.servers) if s.share > 0)
         groups: list[list[int]] = []
-        for share, i in busy:            # runs of shares within 2 % of the run's first
-            if groups and share <= self.sim.servers[groups[-1][0]].share * 1.02:
+        for share, i in busy:            # runs of shares within 5 % of the run's first
+            if groups and share <= self.sim.servers[groups[-1][0]].share * 1.05:
                 groups[-1].append(i)
             else:
                 groups.append([i])
@@ -120,9 +107,9 @@ class Comparison:
 
 
 def compare(name: str, profile: Profile, *, seconds: float = 3.0, seed: int = 1,
-            changes: dict | None = None) -> Comparison:
+            scenario: Scenario | None = None) -> Comparison:
     from .run import FastSimulator
-    sc = Scenario.default().updated(REGIMES[name] if changes is None else changes)
+    sc = scenario if scenario is not None else regimes()[name]
     spec = compile_rack(sc, profile)
     return Comparison(name, AnalyticSolver().solve(spec), FastSimulator(seconds, seed).solve(spec))
 
@@ -134,11 +121,14 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", default="tofino-testbed")
     args = ap.parse_args(argv)
     pf = Profile.load(args.profile)
-    names = args.names or list(REGIMES)
+    all_regimes = regimes()
+    names = args.names or list(all_regimes)
     print(f"{'regime':44} {'analytic':>9} {'sim':>9} {'diff':>6}   {'wait diff':>9} "
           f"{'proc diff':>9}   (MOPS; worst busy worker)")
     for nm in names:
-        c = compare(nm, pf, seconds=args.seconds)
+        if nm not in all_regimes:
+            raise SystemExit(f"error: unknown regime {nm!r}; known: {', '.join(all_regimes)}")
+        c = compare(nm, pf, seconds=args.seconds, scenario=all_regimes[nm])
         print(f"{nm:44} {c.analytic.throughput_mops:9.4f} {c.sim.throughput_mops:9.4f} "
               f"{100 * c.throughput_diff:5.1f}%   {100 * c.server_diff('wait_us'):8.1f}% "
               f"{100 * c.server_diff('process_us'):8.1f}%", flush=True)

@@ -203,9 +203,8 @@ class FastSimulator:
 
     def config(self, spec: RackSpec) -> tuple[SimConfig, RackDynamics]:
         cfg = rack_config(spec)
-        if self.keys:
-            from .engine_simpy import RecordKeys   # exact records: only the SimPy engine uses them
-            cfg.keyspace = RecordKeys(spec.placement)
+        if self.keys:                         # actual keys: only the SimPy engine samples them
+            cfg.keyspace = spec.placement.keys
         scale = self.data_scale
         if scale is None:
             scale = _whole_run_scale(spec, self.seconds)
@@ -219,7 +218,7 @@ class FastSimulator:
 
 
 class SimpySimulator(FastSimulator):
-    """The rack on the SimPy reference engine, sampling actual YCSB records."""
+    """The rack on the SimPy reference engine, sampling actual keys."""
     engine = "simpy"
 
     def __init__(self, seconds: float = 1.0, seed: int = 1, *, keys: bool = True, **kw):

@@ -103,10 +103,11 @@ def entry_bytes(scenario, overhead: float) -> float:
 
 def compile_lsm(scenario, pr) -> LsmSpec:
     st = scenario.storage
+    ref = pr["wal_sync_ref_mb"]                  # every parameter is read (and checked) always
     sync = 1.0
     if st.wal_bytes_per_sync_mb > 0:
         # smaller wal_bytes_per_sync keeps less dirty WAL data for the switch to wait on
-        sync = min(1.0, st.wal_bytes_per_sync_mb / pr["wal_sync_ref_mb"])
+        sync = min(1.0, st.wal_bytes_per_sync_mb / ref)
     return LsmSpec(
         entry_bytes=entry_bytes(scenario, pr["entry_overhead_bytes"]),
         memtable_bytes=st.memtable_mb * MIB, flushnum=int(st.flushnum), maxnum=int(st.maxnum),

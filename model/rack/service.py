@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import workload
 from .params import ParamDecl
 
 SCENARIO_KEYS = (
@@ -71,7 +72,7 @@ PARAMS = (
 class ServiceSpec:
     flat_us: tuple[float, ...]       # per worker: process time that does not grow with SST files
     sst_us: tuple[float, ...]        # per worker: the part that grows with log2(1 + files)
-    p_mem: tuple[float, ...]         # per worker: keys found in the memtables
+    p_mem: tuple[float, ...]         # per worker: GETs whose key is in the memtables
     sst_factor: float                # growth per doubling of files
     files_per_write: float           # L0 files one write makes (entry / (memtable x flushnum))
     writes_per_run: tuple[float, ...]  # per worker: writes over the whole run
@@ -88,77 +89,56 @@ class ServiceSpec:
         return len(self.flat_us)
 
 
-def compile_service(scenario, pr, placement, lsm) -> ServiceSpec:
+def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
     """Per-worker costs at the op mix and locality each worker sees."""
     sv, st, w = scenario.servers, scenario.storage, scenario.workload
+    # every parameter is read (and so checked) whatever the scenario uses
+    P = {d.name: pr[d.name] for d in PARAMS}
     entries = lsm.memtable_bytes / lsm.entry_bytes
     depth = max(0.0, math.log2(max(entries, 2.0)) - 18.0)
-    skip = pr["skiplist_us_per_log2"] * depth
-    unpinned = 1.0 if sv.pinned else pr["unpinned_factor"]
+    skip = P["skiplist_us_per_log2"] * depth
+    unpinned = 1.0 if sv.pinned else P["unpinned_factor"]
     queries = w.queries_m * 1e6
-    write_base = pr["put_us"] + skip + (pr["wal_us"] if st.wal else 0.0) + \
-        (pr["txn_us"] if st.db == "txn" else 0.0)
+    write_base = P["put_us"] + skip + (P["wal_us"] if st.wal else 0.0) + \
+        (P["txn_us"] if st.db == "txn" else 0.0)
     window_cap = lsm.resident_memtables * entries
+    writes_run = queries * np.asarray(placement.shares) * np.asarray(placement.write_frac)
+    # writes resident in the memtables (time-averaged; a short run holds half of its own)
+    window = np.minimum(window_cap, 0.5 * writes_run)
+    if w.read_ratio < 1.0 and wres.win_read_mass is not None:
+        p_read = workload.window_hit_fraction(wres, window, lookups="reads")
+        p_write = workload.window_hit_fraction(wres, window, lookups="writes")
+    else:                    # no writes (nothing in the memtables), or no popularity known
+        p_read = p_write = np.zeros(len(placement.shares))
     flat, grow, pmem, wrun = [], [], [], []
     for i, share in enumerate(placement.shares):
         wf = placement.write_frac[i]
-        writes = queries * share * wf
-        window = min(window_cap, 0.5 * writes)
-        p = memtable_hit_fraction(w, window, len(placement.shares), placement.cached_keys)
-        miss = 1.0 - p
-        read_flat = pr["get_mem_us"] + skip
-        read_grow = miss * pr["get_sst_us"]
+        miss = 1.0 - float(p_read[i])
+        miss_w = 1.0 - float(p_write[i])
+        read_flat = P["get_mem_us"] + skip
+        read_grow = miss * P["get_sst_us"]
         seq_flat = seq_grow = 0.0
         if sv.seq_check == "disk-get":
             # a GET of the stored seq before each write: cheap in the memtable,
             # expensive when it has to go to SST files
-            seq_flat, seq_grow = pr["get_mem_us"] + skip, miss * pr["seqget_sst_us"]
+            seq_flat, seq_grow = P["get_mem_us"] + skip, miss_w * P["seqget_sst_us"]
         elif sv.seq_check == "seq-cache":
-            seq_flat = pr["seqcache_us"]
+            seq_flat = P["seqcache_us"]
         r = 1.0 - wf
-        flat.append(unpinned * (pr["base_us"] + r * read_flat + wf * (write_base + seq_flat)))
+        flat.append(unpinned * (P["base_us"] + r * read_flat + wf * (write_base + seq_flat)))
         grow.append(unpinned * (r * read_grow + wf * seq_grow))
-        pmem.append(p)
-        wrun.append(writes)
+        pmem.append(float(p_read[i]))
+        wrun.append(float(writes_run[i]))
     return ServiceSpec(
         flat_us=tuple(flat), sst_us=tuple(grow), p_mem=tuple(pmem),
-        sst_factor=pr["sst_files_factor"],
+        sst_factor=P["sst_files_factor"],
         files_per_write=lsm.entry_bytes / (lsm.memtable_bytes * lsm.flushnum),
-        writes_per_run=tuple(wrun), recv_floor_us=pr["recv_floor_us"], gap_us=pr["server_gap_us"],
-        cv=pr["service_cv"], idle_penalty=pr["idle_penalty"], share_penalty=pr["share_penalty"],
-        cores=int(sv.cores), ctx_penalty=pr["context_switch_penalty"])
+        writes_per_run=tuple(wrun), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
+        cv=P["service_cv"], idle_penalty=P["idle_penalty"], share_penalty=P["share_penalty"],
+        cores=int(sv.cores), ctx_penalty=P["context_switch_penalty"])
 
 
 # ---------------------------------------------------------------- storage cost
-def memtable_hit_fraction(w, window_writes: float, servers: int, cached_keys: float) -> float:
-    """Fraction of a worker's requests whose key is in its memtables.
-
-    Keys are written with the same popularity as they are read (YCSB A), so a
-    key of rate q (per server-bound request) is in a window of W writes with
-    probability 1 - exp(-W q w) (Che's approximation), w the write fraction.
-    The server sees the zipfian beyond the cached head, thinned over the
-    servers (each holds a random 1/N of the ranks), so per server it is the
-    global sum with the window scaled by N.
-    """
-    write_frac = 1.0 - w.read_ratio
-    if window_writes <= 0 or write_frac <= 0 or w.distribution == "sequential":
-        return 0.0
-    win = window_writes * servers
-    if w.distribution != "zipf":
-        return float(1.0 - math.exp(-win / w.records))
-    # log-spaced rank bins from the cache edge to YCSB's item count (10^10)
-    items = 1e10
-    lo = max(cached_keys, 0.0) + 1.0
-    edges = np.geomspace(lo, items + 1.0, 401)
-    mid = np.sqrt(edges[:-1] * edges[1:])
-    mass = np.diff(edges) * mid ** (-w.zipf_theta)
-    total = mass.sum()
-    q = mid ** (-w.zipf_theta) / total
-    # ranks beyond the record count fold onto records already hit
-    q = q + mass[mid > w.records].sum() / total / w.records
-    return float(min(1.0, ((mass / total) * (1.0 - np.exp(-win * q))).sum()))
-
-
 def sst_shape_average(files: float) -> float:
     """Run average of log2(1 + files so far) when files grow linearly in time:
     ``int_0^1 log2(1 + F t) dt``."""

@@ -17,7 +17,7 @@ from .clients import ClientSpec, compile_clients
 from .lsm import LsmSpec, compile_lsm
 from .network import NetworkSpec, compile_network
 from .params import ProfileReader
-from .placement import PlacementSpec, compile_placement
+from .placement import PlacementSpec, compile_placement, evaluate_workload
 from .service import ServiceSpec, compile_service
 
 
@@ -39,15 +39,21 @@ class RackSpec:
 
 
 def compile_rack(scenario: Scenario, profile: Profile) -> RackSpec:
-    pr = ProfileReader(profile)
+    return compile_with(scenario, ProfileReader(profile))
+
+
+def compile_with(scenario: Scenario, pr: ProfileReader) -> RackSpec:
+    """:func:`compile_rack` through a given reader (which records what was read)."""
+    profile = pr.profile
     lsm = compile_lsm(scenario, pr)
-    placement = compile_placement(scenario, pr)
+    wres = evaluate_workload(scenario)
+    placement = compile_placement(scenario, pr, wres)
     return RackSpec(
         name=scenario.name,
         clients=compile_clients(scenario, pr),
         network=compile_network(scenario, pr),
         placement=placement,
-        service=compile_service(scenario, pr, placement, lsm),
+        service=compile_service(scenario, pr, placement, lsm, wres),
         lsm=lsm,
         queries=scenario.workload.queries_m * 1e6,
         profile_name=profile.name)

@@ -15,4 +15,10 @@ analytic solver to them (tests/parity).
 
 from .analytic import AnalyticSolver
 
-__all__ = ["AnalyticSolver"]
+__all__ = ["AnalyticSolver", "predict"]
+
+
+def predict(scenario, profile):
+    """The analytic prediction of a scenario under a profile (compile, then solve)."""
+    from ..rack import compile_rack
+    return AnalyticSolver().solve(compile_rack(scenario, profile))

@@ -1,6 +1,6 @@
 """Models of the other reference systems (DOMAIN.md section 4).
 
-Importing this package registers a :class:`~model.runs.RunKind` for every
+Importing this package registers a :class:`~model.registry.RunKind` for every
 reference CSV kind of these systems (batch prediction detects them from the
 header) and a :class:`~model.systems.base.System` per embedded profile:
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 from model.errors import InputError
 from model.profile import Param, Profile
-from model.runs import RunKind
+from model.registry import SYSTEMS, RunKind, register_system  # noqa: F401
 
 __all__ = ["ParamSpec", "System", "SYSTEMS", "register_system", "measured", "ape"]
 
@@ -56,14 +56,6 @@ class System:
             return Profile.load(self.name)
         except InputError:
             return self.default_profile()
-
-
-SYSTEMS: dict[str, System] = {}
-
-
-def register_system(system: System) -> System:
-    SYSTEMS[system.name] = system
-    return system
 
 
 def measured(row: Mapping[str, str], col: str) -> float | None:

@@ -39,7 +39,8 @@ from model.blocks import any_replica_stations, bottleneck, closed_loop, wakeup_d
 from model.errors import InputError
 from model.profile import Profile
 from model.uncertainty import with_intervals
-from model.runs import RunKind, choice, number, register
+from model.registry import RunKind, register
+from model.rows import choice, number
 
 from .base import ParamSpec, System, register_system
 

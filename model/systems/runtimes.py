@@ -43,7 +43,8 @@ from model.blocks import closed_loop, contention_factor, scaling_factor
 from model.errors import InputError
 from model.profile import Profile
 from model.uncertainty import with_intervals
-from model.runs import RunKind, cell, choice, number, register
+from model.registry import RunKind, register
+from model.rows import cell, choice, number
 
 from .base import ParamSpec, System, register_system
 

@@ -10,7 +10,7 @@ import pytest
 from model.local_runs import COLUMNS, local_scenario
 from calibrate.local_fit import resolve_priors
 from calibrate.plan import expand, plan_from_mapping
-from model.predict import predict
+from model.solvers import predict
 
 
 def synthetic_rows(profile, points, noise=0.0, seed=1, source="synthetic.csv"):

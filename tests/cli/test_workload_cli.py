@@ -36,8 +36,11 @@ def test_json_contract_and_stock_default(capsys):
     assert sum(d["shares"]) == pytest.approx(1 - d["hit_ratio"], abs=1e-9)
     assert sum(d["shares_nocache"]) == pytest.approx(1, abs=1e-9)
     assert d["normalized_x"] == pytest.approx(max(d["shares_nocache"]) / max(d["shares"]))
+    # the default: FarReach's default build (hash partitioning), every server gets keys
+    assert d["idle_servers"] == 0 and d["source"] == "ycsb" and d["partition"] == "hash"
     # FarReach's public range split: the upper half of the servers get no keys
-    assert d["idle_servers"] == n // 2 and d["source"] == "ycsb"
+    r = as_json(capsys, "--set", "switch.partition=range")
+    assert r["idle_servers"] == n // 2
 
 
 def test_same_scenario_and_set_as_predict(capsys, tmp_path):
@@ -51,7 +54,8 @@ def test_same_scenario_and_set_as_predict(capsys, tmp_path):
 
 
 def test_lab_profile_and_table(capsys):
-    d = as_json(capsys, "--set", "servers=4", "--workload-profile", "lab")
+    d = as_json(capsys, "--set", "servers=4", "--set", "switch.partition=range",
+                "--workload-profile", "lab")
     assert d["source"] == "profile lab"
     assert np.argmax(d["shares_nocache"]) == 0 and max(d["shares_nocache"]) > 0.5
     assert main(["workload", "--set", "servers=4", "--set", "workload.profile=lab"]) == 0

@@ -7,8 +7,8 @@ import pytest
 from calibrate.farreach import FarReachFitter, default_priors
 from model.errors import InputError
 from model.profile import Profile
-from model.runs import farreach_scenario
-from model.predict import predict
+from model.farreach_kinds import farreach_scenario
+from model.solvers import predict
 
 TRUE = {"base_us": 6.0, "wal_us": 9.0, "seqget_sst_us": 20.0}
 # One-server rows that vary WAL, seq check, memtable and cache, so the three are identifiable.

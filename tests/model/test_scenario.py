@@ -12,7 +12,8 @@ def test_default_is_the_farreach_rack():
     assert s.workload.distribution == "zipf" and s.workload.zipf_theta == 0.99
     assert s.workload.records == 100_000_000 and s.workload.read_ratio == 0.5
     assert (s.workload.key_bytes, s.workload.value_bytes) == (16, 128)
-    assert s.switch.cache and s.switch.cache_keys == 10_000 and s.switch.partition == "range"
+    # FarReach's default build partitions by hash (RANGE_SUPPORT is off in its P4)
+    assert s.switch.cache and s.switch.cache_keys == 10_000 and s.switch.partition == "hash"
     assert (s.storage.memtable_mb, s.storage.flushnum, s.storage.maxnum) == (64, 4, 5)
     assert s.storage.wal and s.clients.timeout_ms == 1000
     assert s.servers.seq_check == "evicted-only" and s.servers.pinned

@@ -169,8 +169,9 @@ def test_tail_within_stated_tolerance(case, head):
     assert np.abs(r.shares_nocache - nocache).max() <= r.tolerance
 
 
-def test_default_is_stock_ycsb_with_half_the_servers_idle():
-    sc = Scenario.default()
+def test_default_is_stock_ycsb_and_the_public_range_split_idles_half_the_servers():
+    sc = Scenario.default().updated({"switch.partition": "range"})
+    assert W.evaluate_scenario(Scenario.default()).source == "ycsb"
     r = W.evaluate_scenario(sc)
     n = sc.servers.count
     assert r.source == "ycsb" and r.partition == "range"
@@ -399,7 +400,8 @@ def test_lab_profile_explains_the_runs_it_was_fitted_on():
     for o in obs:
         if o.kind not in ("hit", "split"):
             continue
-        sc = Scenario.default().updated({"servers.count": o.servers, "switch.cache": o.cache})
+        sc = Scenario.default().updated({"servers.count": o.servers, "switch.cache": o.cache,
+                                         "switch.partition": "range"})   # the lab's split
         r = W.evaluate_scenario(sc, prof)
         if o.kind == "hit":
             assert abs(r.hit_ratio - o.value[0]) <= 2 * o.sigma

@@ -13,6 +13,7 @@ import random
 from pathlib import Path
 
 from model.prediction import ClientPrediction, Prediction, ServerPrediction
+from model.rack.bottleneck import Bottleneck
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -25,7 +26,9 @@ def make_prediction(n: int = 8, bottleneck: int = 3) -> Prediction:
                                 wait_us=1.6 if i == bottleneck else 12.0 + i,
                                 process_us=30.0 + i, share_nocache=1.0 / n)
                for i, s in enumerate(shares)]
-    return Prediction("analytic", 0.9, 0.47, 2.1, f"server {bottleneck} (CPU)", servers,
+    neck = Bottleneck("server", [bottleneck], 0.95, {"utilization": 0.95,
+                                                     "share_of_requests": servers[bottleneck].share})
+    return Prediction("analytic", 0.9, 0.47, 2.1, neck, servers,
                       ClientPrediction(send_us=4.2, latency_us=812.0), pktloss=12.0,
                       false_pos=3.0, stall_fraction=0.05,
                       details={"mva_iterations": 12, "flush_interval_s": 3.2})

@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def profile() -> Profile:
-    # The priors ship with the repo and keep every parameter the model reads;
-    # the fitted profile may be regenerated at any time.
-    return Profile.load(str(ROOT / "calibrate" / "priors" / "farreach.toml"))
+    # The embedded testbed profile: the tests check mechanisms and laws, which
+    # must hold for any calibrated profile.
+    return Profile.load("tofino-testbed")
+

@@ -18,9 +18,9 @@ import math
 import numpy as np
 import pytest
 
-from model import rack
 from model.scenario import Scenario
-from sim.run import build_config, run_config
+from model.rack import compile_rack
+from sim.run import FastSimulator, run_config
 
 HORIZON_S = 0.1
 FAST_SEEDS = range(1, 9)
@@ -43,17 +43,26 @@ SCENARIOS = {
     "oversubscribed cores": BASE.updated({"servers.cores": 1}),
 }
 
+def rack_config(scenario, profile, **options):
+    """(engine config, per-second dynamics, compiled rack) of a scenario."""
+    spec = compile_rack(scenario, profile)
+    cfg, dyn = FastSimulator(**options).config(spec)
+    return cfg, dyn, spec
+
+
 
 def metrics(sc, profile, engine, seed):
-    cfg, dyn, _ = build_config(sc, profile)
+    cfg, dyn, spec = rack_config(sc, profile)
+    if engine == "simpy":
+        cfg.keyspace = spec.placement.keys
     r = run_config(cfg, HORIZON_S, seed=seed, engine=engine, dynamics=dyn)
     m = {"throughput": r.done / r.span_us,
-         "latency": r.latency_sum_us / r.done,
-         "stalled": (r.stall_us.sum() + r.block_us.sum()) / (r.span_us * cfg.stations),
-         "loss": r.drops.sum() / r.span_us,
-         "fp": r.false_pos / r.span_us}
+         "latency": r.lat / r.done,
+         "stalled": (r.stall.sum() + r.block.sum()) / (r.span_us * cfg.stations),
+         "loss": r.drop.sum() / r.span_us,
+         "fp": r.stale / r.span_us}
     for i in range(cfg.stations):
-        m[f"util{i}"] = r.busy_us[i] / r.span_us
+        m[f"util{i}"] = r.busy[i] / r.span_us
     return m
 
 
@@ -84,37 +93,32 @@ def test_engines_agree(name, profile):
     compare(fast, simpy, keys)
 
 
-def test_sampled_records_match_workload_model(profile):
-    """Exact record sampling (SimPy engine) vs the hit ratio and shares."""
-    from sim.engine_simpy import RecordKeys
-    sc = Scenario.default()
-    inp = rack.derive(sc, profile)
-    keys = RecordKeys(sc, profile)
-    rng = np.random.default_rng(5)
-    n = 400_000
-    cls = keys.sample(rng, n)
+def _check_sampled(spec, n=400_000, seed=5):
+    pl = spec.placement
+    cls = pl.keys.sample(np.random.default_rng(seed), n)
     hit = np.mean(cls == -1)
-    se = math.sqrt(inp.hit_ratio * (1 - inp.hit_ratio) / n)
-    assert abs(hit - inp.hit_ratio) <= 4 * se + 1e-3
-    frac = np.bincount(cls[cls >= 0], minlength=sc.servers.count) / n
-    se_i = np.sqrt(inp.shares * (1 - inp.shares) / n)
-    assert np.all(np.abs(frac - inp.shares) <= 4 * se_i + 1e-3)
+    se = math.sqrt(pl.hit_ratio * (1 - pl.hit_ratio) / n)
+    assert abs(hit - pl.hit_ratio) <= 4 * se + 1e-3
+    shares = np.asarray(pl.shares)
+    frac = np.bincount(cls[cls >= 0], minlength=pl.servers) / n
+    se_i = np.sqrt(shares * (1 - shares) / n)
+    assert np.all(np.abs(frac - shares) <= 4 * se_i + 1e-3)
+    return cls
 
 
-def test_sampled_records_match_workload_model_without_cache(profile):
-    """NoCache: the hot set's placement (hot_colocation) is sampled as the model states it."""
-    from sim.engine_simpy import RecordKeys
-    prof = profile.with_values({"hot_colocation": 0.7}, "test")
-    sc = Scenario.default().updated({"servers.count": 4, "switch.cache": False})
-    inp = rack.derive(sc, prof)
-    rng = np.random.default_rng(7)
-    n = 400_000
-    cls = RecordKeys(sc, prof).sample(rng, n)
+def test_sampled_keys_match_workload_model(profile):
+    """Key sampling (SimPy engine) vs the hit ratio and shares the fast engine draws from."""
+    _check_sampled(compile_rack(Scenario.default(), profile))
+
+
+def test_sampled_keys_match_workload_model_lab_without_cache(profile):
+    """The lab's workload profile without the cache: its hot first partition is sampled."""
+    sc = Scenario.default().updated({"servers.count": 4, "switch.cache": False,
+                                     "switch.partition": "range", "workload.profile": "lab"})
+    spec = compile_rack(sc, profile)
+    assert max(spec.placement.shares) > 0.5          # the skewed placement is exercised
+    cls = _check_sampled(spec, seed=7)
     assert not np.any(cls == -1)
-    frac = np.bincount(cls, minlength=4) / n
-    se_i = np.sqrt(inp.shares_nocache * (1 - inp.shares_nocache) / n)
-    assert inp.shares_nocache.max() > 0.4          # the placement is exercised
-    assert np.all(np.abs(frac - inp.shares) <= 4 * se_i + 2e-3)
 
 
 def test_partition_is_the_switch_reference_models():
@@ -129,14 +133,7 @@ def test_partition_is_the_switch_reference_models():
             assert got.tolist() == want
 
 
-def test_sampled_records_read_only_cache(profile):
+def test_sampled_keys_read_only_cache(profile):
     """NetCache mode: the sampled classes follow the read-only shares."""
-    from sim.engine_simpy import RecordKeys
     sc = Scenario.default().updated({"servers.count": 4, "switch.mode": "read-only"})
-    inp = rack.derive(sc, profile)
-    cls = RecordKeys(sc, profile).sample(np.random.default_rng(11), 400_000)
-    n = len(cls)
-    se = math.sqrt(inp.hit_ratio * (1 - inp.hit_ratio) / n)
-    assert abs(np.mean(cls == -1) - inp.hit_ratio) <= 4 * se + 1e-3
-    frac = np.bincount(cls[cls >= 0], minlength=4) / n
-    assert np.all(np.abs(frac - inp.shares) <= 4 * np.sqrt(inp.shares / n) + 2e-3)
+    _check_sampled(compile_rack(sc, profile), seed=11)

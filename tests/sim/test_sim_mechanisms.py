@@ -44,8 +44,8 @@ def test_write_stop_needs_maxnum_immutables(profile):
 def test_wire_loss_costs_timeouts(profile):
     sc = BASE.updated({"network.loss_rate": 0.01, "clients.timeout_ms": 10.0})
     p = simulate(sc, profile, seconds=1.0, progress=False)
-    sent = p.details["requests"] + p.details["resends_sim"]
+    sent = p.details["requests"] + p.details["false_pos_sim"]
     # about 1 % of packets lost on the wire (binomial, 4 sigma)
     lost = p.details["pktloss_sim"]
     assert lost == pytest.approx(0.01 * sent, abs=4 * (0.01 * sent) ** 0.5 + 1)
-    assert p.details["resends_sim"] >= lost - 64   # each loss is resent (in-flight at the end excepted)
+    assert p.details["false_pos_sim"] >= lost - 64   # each loss is resent (in-flight at the end excepted)

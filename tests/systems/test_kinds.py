@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from model.profile import Profile
-from model.runs import detect
+from model.kinds import detect
 from model.systems import SYSTEMS
 from reports.systems import curves
 from model.systems import morphling, runtimes, threads

@@ -1,0 +1,143 @@
+"""The FarReach rack's run kinds: how a row of its CSVs becomes a scenario and predictions.
+
+Three kinds, recognised by their headers: ``farreach_runs`` (summarised
+runs), ``farreach_tuning`` (the 16-server memtable series) and
+``farreach_breakdown`` (client/server min-max-avg breakdowns). Every row
+describes the lab's rack, so its scenario names the lab's calibrated
+workload profile (``workload.profile = "lab"``, docs/workload.md) and the
+range partitioning the notes used, besides the row's own settings. Predicted columns come from
+:func:`model.columns.farreach_columns`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .columns import farreach_columns
+from .errors import InputError
+from .profile import Profile
+from .registry import RunKind, register
+from .rows import Row, cell, choice, number
+from .scenario import Scenario
+from .solvers import predict
+
+FITTER = "calibrate.farreach:FarReachFitter"
+LAB_WORKLOAD = "lab"
+
+# ---------------------------------------------------------------------------
+# FarReach rack
+# ---------------------------------------------------------------------------
+
+SYSTEMS = {"nocache": False, "farreach-nocache": False, "farreach": True, "netcache": True}
+WORKLOADS = {"zipf": "zipf", "uniform": "uniform", "uniform-seq": "sequential"}
+WAL = {"flush": True, "off": False, "on": True}
+RCVBUF_KB = {"default": 208, "large": 16384}
+AFFINITY = {"0": False, "1": True}
+
+
+def farreach_scenario(row: Row, base: Scenario | None = None) -> Scenario:
+    """Scenario of one farreach_runs / farreach_tuning / farreach_breakdown row."""
+    base = base or Scenario.default()
+    ch: dict[str, Any] = {
+        # the lab's rack: its key popularity and layout, range partitioning
+        "workload.profile": LAB_WORKLOAD,
+        "switch.partition": "range",
+        "switch.cache": choice(row, "system", SYSTEMS),
+        "switch.mode": "read-only" if cell(row, "system") == "netcache" else "write-back",
+        "servers.count": number(row, "servers", integer=True, minimum=1),
+        "clients.threads": number(row, "clients", integer=True, minimum=1),
+        "workload.queries_m": number(row, "queries_m", 10.0, minimum=0.001),
+    }
+    if "timeout_ms" in row:
+        ch["clients.timeout_ms"] = number(row, "timeout_ms", base.clients.timeout_ms, minimum=1e-3)
+    if "workload" in row:
+        ch["workload.distribution"] = choice(row, "workload", WORKLOADS, "zipf")
+    for col, key in (("memtable_mb", "storage.memtable_mb"), ("flushnum", "storage.flushnum"),
+                     ("maxnum", "storage.maxnum"),
+                     ("wal_bytes_per_sync_mb", "storage.wal_bytes_per_sync_mb")):
+        if col in row and cell(row, col) is not None:
+            ch[key] = number(row, col, integer=col in ("flushnum", "maxnum"))
+    if "wal" in row:
+        ch["storage.wal"] = choice(row, "wal", WAL, "flush")
+    if "db" in row:
+        ch["storage.db"] = choice(row, "db", {"txn": "txn", "normal": "normal"}, "txn")
+    if "seq_check" in row:
+        ch["servers.seq_check"] = choice(
+            row, "seq_check", {k: k for k in ("disk-get", "none", "seq-cache", "evicted-only")},
+            "evicted-only")
+    if "affinity" in row:
+        ch["servers.pinned"] = choice(row, "affinity", AFFINITY, "0")
+    if "rcvbuf" in row:
+        ch["servers.rcvbuf_kb"] = choice(row, "rcvbuf", RCVBUF_KB, "default")
+    if "variant" in row:
+        # The tuning series pins workers and keeps RocksDB threads off their cores.
+        ch["servers.pinned"] = True
+    try:
+        return base.updated(ch, source=None)
+    except InputError as exc:
+        # name the CSV column rather than the scenario key where they differ
+        raise exc.located() from None
+
+
+def wait_stat(row: Row) -> str:
+    """How a row reports server wait/process: avg, min, max or per-server."""
+    stat = cell(row, "wait_stat", "avg")
+    if stat not in ("avg", "min", "max", "per-server"):
+        raise InputError(f"{stat!r} is not allowed; allowed: avg, min, max, per-server",
+                         field="wait_stat")
+    return stat
+
+
+def _runs_row(row: Row, profile: Profile) -> dict[str, Any]:
+    sc = farreach_scenario(row)
+    p = predict(sc, profile)
+    out = {f"pred_{k}": v for k, v in farreach_columns(p, wait_stat(row)).items()
+           if k in RUNS_MEASURED}
+    if sc.switch.cache:
+        base = predict(sc.updated({"switch.cache": False}), profile)
+        out["pred_runtime_x"] = p.throughput_mops / base.throughput_mops
+    else:
+        out["pred_runtime_x"] = 1.0
+        out["pred_normalized_x"] = 1.0
+    return out
+
+
+def _tuning_row(row: Row, profile: Profile) -> dict[str, Any]:
+    p = predict(farreach_scenario(row), profile)
+    return {"pred_mops": p.throughput_mops}
+
+
+def _breakdown_row(row: Row, profile: Profile) -> dict[str, Any]:
+    cols = farreach_columns(predict(farreach_scenario(row), profile))
+    return {f"pred_{k}": cols[k] for k in BREAKDOWN_MEASURED}
+
+
+RUNS_MEASURED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos",
+                 "runtime_x", "normalized_x")
+BREAKDOWN_MEASURED = ("mops", "client_send_avg", "server_wait_min", "server_wait_max",
+                      "server_wait_avg", "server_process_min", "server_process_max",
+                      "server_process_avg", "cache_hit")
+
+register(RunKind(
+    name="farreach_runs",
+    signature=frozenset({"system", "servers", "clients", "memtable_mb", "seq_check", "wait_stat"}),
+    profile="tofino-testbed",
+    measured=RUNS_MEASURED,
+    predict_row=_runs_row, fitter=FITTER,
+    description="summarised runs of the switch-cached KV rack"))
+
+register(RunKind(
+    name="farreach_tuning",
+    signature=frozenset({"system", "servers", "clients", "memtable_mb", "variant"}),
+    profile="tofino-testbed",
+    measured=("mops",),
+    predict_row=_tuning_row, fitter=FITTER,
+    description="16-server memtable tuning series"))
+
+register(RunKind(
+    name="farreach_breakdown",
+    signature=frozenset({"system", "servers", "clients", "server_wait_avg", "server_process_avg"}),
+    profile="tofino-testbed",
+    measured=BREAKDOWN_MEASURED,
+    predict_row=_breakdown_row, fitter=FITTER,
+    description="client/server min-max-avg breakdowns"))
