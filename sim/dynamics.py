@@ -37,9 +37,12 @@ class RackDynamics:
     def apply(self) -> None:
         sv = self.spec.service
         cost = svc_mech.cost_at(sv, self.writes * self.data_scale)
-        proc = cost * svc_mech.load_factor(sv, self.util, self.machine_of)
+        peers = svc_mech.busy_peers(self.util, self.machine_of)
+        proc = cost * svc_mech.load_factor(self.util, peers, sv.idle_penalty, sv.share_penalty)
         self.cfg.service_mean_us[:] = proc + sv.recv_floor_us + sv.gap_us
-        self.cfg.wal_block_us[:] = lsm_mech.wal_block_us(self.spec.lsm, self.machine_mbps)
+        ls = self.spec.lsm
+        self.cfg.wal_block_us[:] = lsm_mech.wal_block_us(ls.wal, ls.wal_block_base_us,
+                                                         ls.wal_block_us_per_mbps, self.machine_mbps)
 
     def update(self, span_us: float, busy_us: np.ndarray, writes: np.ndarray) -> None:
         if span_us <= 0:
@@ -58,7 +61,9 @@ def initial_load(spec: RackSpec) -> tuple[np.ndarray, np.ndarray, float]:
     n = spec.servers
     sv, pl = spec.service, spec.placement
     machine_of = np.asarray(pl.machine_of, dtype=np.int64)
-    proc = svc_mech.cost_at(sv, np.zeros(n)) * svc_mech.load_factor(sv, np.ones(n), machine_of)
+    ones = np.ones(n)
+    proc = svc_mech.cost_at(sv, np.zeros(n)) * svc_mech.load_factor(
+        ones, svc_mech.busy_peers(ones, machine_of), sv.idle_penalty, sv.share_penalty)
     svc = proc + sv.recv_floor_us + sv.gap_us
     shares = np.asarray(pl.shares)
     h = pl.hit_ratio

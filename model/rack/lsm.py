@@ -118,11 +118,10 @@ def compile_lsm(scenario, pr) -> LsmSpec:
         bg_threads=int(scenario.servers.bg_threads))
 
 
-def wal_block_us(spec: LsmSpec, machine_write_mbps):
-    """Both forms: a WAL switch blocks its write this long at the machine's write rate."""
-    if not spec.wal:
-        return np.zeros_like(np.asarray(machine_write_mbps, dtype=float))
-    return spec.wal_block_base_us + spec.wal_block_us_per_mbps * np.asarray(machine_write_mbps, float)
+def wal_block_us(wal, base_us, per_mbps, machine_write_mbps):
+    """Both forms: a WAL switch blocks its write this long at the machine's write
+    rate (zero with the WAL off); arrays broadcast."""
+    return np.where(wal, base_us + per_mbps * np.asarray(machine_write_mbps, dtype=float), 0.0)
 
 
 # ======================================================================
@@ -350,7 +349,7 @@ def flush_cycle(spec: LsmSpec, writes_per_us: float, disk_share_per_us: float,
     """
     E = spec.entries
     if writes_per_us <= 0:
-        return FlushCycle(0, 0, 0, 0, 0, wal_event_us, 0, 0, 0, 0, 0, math.inf)
+        return FlushCycle(0, 0, 0, 0, 0, wal_event_us if spec.wal else 0.0, 0, 0, 0, 0, 0, math.inf)
     rate = writes_per_us / max(running_fraction, 1e-6)
     tau = E / rate
     pace = E * spec.entry_bytes / spec.slowdown_bytes_per_us
@@ -403,3 +402,93 @@ def flush_cycle(spec: LsmSpec, writes_per_us: float, disk_share_per_us: float,
         flush_busy=min(1.0, busy / total), flush_disk_busy=min(1.0, disk / total),
         compaction_busy=comp, stop_fraction=stop / total, memtables_per_flush=mem / n_cyc,
         cycle_us=total / n_cyc)
+
+
+@dataclass(frozen=True)
+class FlushCycles:
+    """:class:`FlushCycle` of many instances at once (arrays, one entry each)."""
+    stop_us: np.ndarray
+    stop_event_us: np.ndarray
+    stops_per_write: np.ndarray
+    slow_us: np.ndarray
+    wal_us: np.ndarray
+    wal_event_us: np.ndarray
+    flush_busy: np.ndarray
+    flush_disk_busy: np.ndarray
+    compaction_busy: np.ndarray
+    stop_fraction: np.ndarray
+    memtables_per_flush: np.ndarray
+    cycle_us: np.ndarray
+
+
+@dataclass(frozen=True)
+class LsmTable:
+    """The :class:`LsmSpec` of many instances (possibly of different racks) as
+    arrays, one entry per instance, for :func:`flush_cycles`."""
+    specs: tuple            # the LsmSpec of each instance (for the slow path)
+    entries: np.ndarray
+    entry_bytes: np.ndarray
+    memtable_bytes: np.ndarray
+    flush_fixed_us: np.ndarray
+    flush_write_factor: np.ndarray
+    wamp: np.ndarray
+    flushnum: np.ndarray
+    maxnum: np.ndarray
+    wal: np.ndarray
+    compacts: np.ndarray    # compaction runs as its own disk job (bg_threads >= 2, wamp > 1)
+
+    @classmethod
+    def of(cls, specs) -> "LsmTable":
+        specs = tuple(specs)
+        col = lambda f: np.array([f(x) for x in specs], dtype=float)  # noqa: E731
+        return cls(specs, col(lambda x: x.entries), col(lambda x: x.entry_bytes),
+                   col(lambda x: x.memtable_bytes), col(lambda x: x.flush_fixed_us),
+                   col(lambda x: x.flush_write_factor), col(lambda x: x.wamp),
+                   col(lambda x: x.flushnum), col(lambda x: x.maxnum),
+                   np.array([x.wal for x in specs]),
+                   np.array([x.bg_threads >= 2 and x.wamp > 1.0 for x in specs]))
+
+
+def flush_cycles(t: LsmTable, writes_per_us, disk_share_per_us, wal_event_us,
+                 running_fraction) -> FlushCycles:
+    """:func:`flush_cycle` for arrays of instances (``t`` holds their settings).
+
+    Most instances are in the calm regime -- each flush of ``flushnum``
+    memtables ends before ``flushnum`` more fill, and before the immutables
+    reach a stall -- whose cycle is closed-form: ``flushnum`` fills long, one
+    flush of ``flushnum``. Only the others run the cycle map of
+    :func:`flush_cycle`.
+    """
+    w = np.asarray(writes_per_us, dtype=float)
+    n = len(w)
+    fn = t.flushnum
+    live = w > 0
+    wal = np.where(t.wal, wal_event_us, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = np.where(live, t.entries * np.maximum(running_fraction, 1e-6) / w, np.inf)
+        F = t.flush_fixed_us + fn * t.memtable_bytes * t.flush_write_factor / disk_share_per_us
+        rise = F / tau                                 # memtables that fill during a flush
+        cycle = fn * tau
+        slow_from = np.where(t.maxnum > 3, np.maximum(t.maxnum - 1, fn + 1), np.inf)
+        calm = live & (rise < fn) & (fn + rise < np.minimum(t.maxnum, slow_from))
+        busy = np.where(calm, F / cycle, 0.0)
+        disk = np.where(calm, (F - t.flush_fixed_us) / cycle, 0.0)
+        comp = np.where(calm & t.compacts,
+                        np.minimum(1.0, fn * t.memtable_bytes * (t.wamp - 1.0)
+                                   / disk_share_per_us / cycle), 0.0)
+        wal_us = np.where(live, wal / t.entries, 0.0)
+    out = dict(stop_us=np.zeros(n), stop_event_us=np.zeros(n), stops_per_write=np.zeros(n),
+               slow_us=np.zeros(n), wal_us=wal_us, wal_event_us=wal,
+               flush_busy=busy, flush_disk_busy=disk, compaction_busy=comp,
+               stop_fraction=np.zeros(n), memtables_per_flush=np.where(live, fn, 0.0),
+               cycle_us=np.where(live, cycle, np.inf))
+    slow_path = np.nonzero(live & ~calm)[0]
+    if len(slow_path):
+        share = np.broadcast_to(disk_share_per_us, (n,))
+        run = np.broadcast_to(running_fraction, (n,))
+        for i in slow_path:
+            cyc = flush_cycle(t.specs[i], float(w[i]), float(share[i]), float(wal[i]),
+                              float(run[i]))
+            for k in out:
+                out[k][i] = getattr(cyc, k)
+    return FlushCycles(**out)

@@ -170,12 +170,13 @@ def busy_peers(util: np.ndarray, machine_of: np.ndarray) -> np.ndarray:
     return per_machine[machine_of] - util
 
 
-def load_factor(s: ServiceSpec, util: np.ndarray, machine_of: np.ndarray) -> np.ndarray:
-    """Process-time factor of each worker at utilisations ``util`` (idle slowdown,
-    busy peers); the same function serves the analytic solver and, once per
-    simulated second, the simulators."""
-    u = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
-    return (1.0 + s.idle_penalty * (1.0 - u)) * (1.0 + s.share_penalty * busy_peers(u, machine_of))
+def load_factor(util, peers, idle_penalty, share_penalty):
+    """Process-time factor of workers at utilisations ``util`` with ``peers`` busy
+    peers on their machine (idle slowdown, busy peers); arrays broadcast. The
+    same function serves the analytic solver and, once per simulated second,
+    the simulators."""
+    u = np.clip(util, 0.0, 1.0)
+    return (1.0 + idle_penalty * (1.0 - u)) * (1.0 + share_penalty * peers)
 
 
 def stretch(runnable: float, cores: float, ctx_penalty: float) -> float:

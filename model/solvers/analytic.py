@@ -8,27 +8,40 @@ Each mechanism of :mod:`model.rack` contributes its mean-value form:
 * ``service``: run-average storage cost x load factor (idle, busy peers) x
   mean CPU stretch (cores);
 * ``lsm``: per write, the mean WAL-switch block, write-stop and slowdown time
-  of the instance's periodic flush cycle (:func:`model.rack.lsm.flush_cycle`),
-  with the machine's disk shared by its flush and compaction jobs; they enter
-  the station as a long, rare part of the service (mean and second moment),
-  so clients pile up behind a blocked worker;
+  of the instance's periodic flush cycle (:func:`model.rack.lsm.flush_cycles`),
+  with the machine's disk shared by its flush and compaction jobs. Blocks
+  and stops are rare and long: clients pile up behind them
+  (:func:`model.solvers.mva_core.block_delay`) and they overflow receive
+  buffers (:func:`model.rack.network.block_overflow`);
 * ``network``: the probability that an arriving packet finds the receive
   buffer full, from the network's queue-length distribution;
 * ``clients``: dropped requests cost the client a timeout; late replies
-  cause resends, whose duplicates are served (extra work per client);
+  cause resends whose duplicates are served (extra work per client);
 * ``placement``: visit ratios, write mix, write-backs (an open class).
 
 These close loops through the solution (utilisation -> process time;
-queues -> loss and resends -> fewer clients in the loop and more work;
-write rate -> flush cycle -> stalls), so :func:`solve` iterates the
+queues -> loss and resends -> clients sitting out timeouts and more work;
+write rate -> flush cycle -> stalls), so the solver iterates the
 closed-network recursion of :mod:`model.solvers.mva_core` to a damped fixed
 point.
+
+**Many racks at once.** :func:`solve_many` runs the fixed point for a batch
+of racks together: every per-worker quantity is a (racks x workers) array
+(smaller racks padded with idle workers), each rack has its own step size
+and stops when it converges, and the recursion runs in C++ over the batch.
+Numpy's per-call overhead is then paid once per iteration for the whole
+batch, not once per rack: batch prediction, fitting and cross-validation
+solve their rows this way. :func:`solve` is a batch of one.
+
+With short timeouts a worker can collapse (its buffer full of duplicates);
+that second branch is handled per rack (:func:`_collapse_mixture`).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Sequence
 
 import numpy as np
 
@@ -38,24 +51,9 @@ from ..rack import RackSpec, clients as cl_mech, lsm as lsm_mech, network as nw_
 from ..rack.bottleneck import Outcome
 from . import mva_core
 
-MAX_ITER = 200
+MAX_ITER = 400
 TOL = 1e-7
 MIB = lsm_mech.MIB
-
-
-@dataclass
-class _Lsm:
-    """Per-worker LSM mean values at the current write rates."""
-    extra_us: np.ndarray        # mean extra time per write (WAL block + stop + slowdown)
-    wal_event_us: np.ndarray    # one WAL-switch block
-    wal_per_write: np.ndarray   # WAL-switch blocks per write
-    stop_event_us: np.ndarray   # one write stop
-    stop_per_write: np.ndarray  # write stops per write
-    stop_frac: np.ndarray
-    block_frac_per_write: np.ndarray  # (WAL + slowdown) us per write
-    flush_busy: np.ndarray
-    comp_busy: np.ndarray
-    cycles: list
 
 
 class AnalyticSolver:
@@ -66,72 +64,659 @@ class AnalyticSolver:
     def solve(self, spec: RackSpec) -> Prediction:
         return solve(spec)
 
-
-def _lsm_means(spec: RackSpec, writes: np.ndarray, prev: _Lsm | None) -> _Lsm:
-    """Mean LSM effects per worker at ``writes`` (writes per us per worker)."""
-    ls, pl = spec.lsm, spec.placement
-    n = spec.servers
-    mach = np.asarray(pl.machine_of)
-    mbps = np.bincount(mach, weights=writes * 1e6 * ls.entry_bytes, minlength=pl.machines) / MIB
-    wal = lsm_mech.wal_block_us(ls, mbps)
-    fdb = prev.flush_busy if prev is not None else np.zeros(n)
-    cb = prev.comp_busy if prev is not None else np.zeros(n)
-    stop_prev = prev.stop_frac if prev is not None else np.zeros(n)
-    # disk jobs a flush of worker i competes with: the other instances' disk
-    # phases and compactions on its machine, and its own compaction
-    disk_jobs = np.bincount(mach, weights=fdb + cb, minlength=pl.machines)[mach] - fdb
-    share = ls.disk_bytes_per_us / np.maximum(1.0, 1.0 + disk_jobs)
-    extra, wev, wpw, sev, spw, stop, blk, fb, cbusy = (np.zeros(n) for _ in range(9))
-    cycles = []
-    for i in range(n):
-        cyc = lsm_mech.flush_cycle(ls, float(writes[i]), float(share[i]), float(wal[mach[i]]),
-                                   running_fraction=1.0 - float(stop_prev[i]))
-        cycles.append(cyc)
-        extra[i] = cyc.wal_us + cyc.stop_us + cyc.slow_us
-        wev[i], sev[i], spw[i] = cyc.wal_event_us, cyc.stop_event_us, cyc.stops_per_write
-        wpw[i] = cyc.wal_us / cyc.wal_event_us if cyc.wal_event_us > 0 else 0.0
-        stop[i] = cyc.stop_fraction
-        blk[i] = cyc.wal_us + cyc.slow_us
-        fb[i] = cyc.flush_disk_busy
-        cbusy[i] = cyc.compaction_busy
-    return _Lsm(extra, wev, wpw, sev, spw, stop, blk, fb, cbusy, cycles)
+    def solve_many(self, specs: Sequence[RackSpec]) -> list[Prediction]:
+        return solve_many(specs)
 
 
-def _gamma_sf(shape: np.ndarray, x: np.ndarray) -> np.ndarray:
-    from scipy.special import gammaincc   # only when timeouts are within reach
-    return gammaincc(shape, x)
+# ---------------------------------------------------------------- a batch of racks
+def _pad(values: Sequence[Sequence[float]], width: int, fill: float = 0.0) -> np.ndarray:
+    out = np.full((len(values), width), fill, dtype=float)
+    for r, v in enumerate(values):
+        out[r, :len(v)] = v
+    return out
+
+
+@dataclass
+class _Batch:
+    """The constants of R racks as arrays: (R,) per rack, (R, M) per worker."""
+    specs: tuple
+    s: np.ndarray            # shares (0 for idle and padding workers)
+    active: np.ndarray       # busy workers (bool, R x M)
+    wf: np.ndarray           # write fraction
+    gmach: np.ndarray        # global machine slot of each worker (rack * MACH + machine)
+    nmach: int               # machine slots in all
+    ev: np.ndarray           # write-backs per us
+    cost: np.ndarray         # run-average process time, us
+    floor_gap: np.ndarray    # (R,) recv floor + gap
+    idle: np.ndarray         # (R,) idle penalty
+    sharep: np.ndarray       # (R,) share penalty
+    cv2: np.ndarray          # (R,) squared CV of the service
+    think: np.ndarray        # (R,) client delay per request besides timeouts, us
+    period: np.ndarray       # (R,) send + timeout
+    budget: np.ndarray       # (R,) time at a worker a reply can spend and beat the timeout
+    finite_to: np.ndarray    # (R,) bool
+    farreach: np.ndarray     # (R,) bool: retry = farreach
+    N: np.ndarray            # (R,) clients
+    K: np.ndarray            # (R,) packets a worker holds: buffer + the one in service
+    loss: np.ndarray         # (R,) wire loss
+    cores: np.ndarray        # (R,) cores per machine (0: enough)
+    lsm: lsm_mech.LsmTable   # per worker (flattened R*M)
+    wal_base: np.ndarray     # (R,) WAL switch block with an idle disk
+    wal_mbps: np.ndarray     # (R,) ... per MiB/s the machine writes
+    wal_on: np.ndarray       # (R,) bool
+    entry: np.ndarray        # (R,) bytes per memtable entry
+    disk: np.ndarray         # (R,) disk bytes per us per machine
+
+    @property
+    def R(self) -> int:
+        return self.s.shape[0]
+
+    @property
+    def M(self) -> int:
+        return self.s.shape[1]
+
+    @classmethod
+    def of(cls, specs: Sequence[RackSpec]) -> "_Batch":
+        specs = tuple(specs)
+        M = max(sp.servers for sp in specs)
+        mach_per = max(sp.placement.machines for sp in specs)
+        R = len(specs)
+        s = _pad([sp.placement.shares for sp in specs], M)
+        gm = np.zeros((R, M), dtype=np.int64)
+        for r, sp in enumerate(specs):
+            m = np.asarray(sp.placement.machine_of, dtype=np.int64)
+            gm[r, :len(m)] = r * mach_per + m
+            gm[r, len(m):] = r * mach_per          # padding: idle workers on machine 0
+        per_row = lambda f, dtype=float: np.array([f(sp) for sp in specs], dtype=dtype)  # noqa: E731
+        cost = _pad([svc_mech.run_average_cost(sp.service) for sp in specs], M)
+        lsm_specs = [sp.lsm for sp in specs for _ in range(M)]
+        return cls(
+            specs=specs, s=s, active=s > 0,
+            wf=_pad([sp.placement.write_frac for sp in specs], M),
+            gmach=gm, nmach=R * mach_per,
+            ev=_pad([sp.placement.evict_per_us * np.asarray(sp.placement.evict_probs)
+                     for sp in specs], M),
+            cost=cost,
+            floor_gap=per_row(lambda sp: sp.service.recv_floor_us + sp.service.gap_us),
+            idle=per_row(lambda sp: sp.service.idle_penalty),
+            sharep=per_row(lambda sp: sp.service.share_penalty),
+            cv2=per_row(lambda sp: sp.service.cv ** 2),
+            think=per_row(lambda sp: cl_mech.think_us(sp.clients, sp.placement.hit_ratio)),
+            period=per_row(lambda sp: cl_mech.retry_period_us(sp.clients)),
+            budget=per_row(lambda sp: cl_mech.budget_us(sp.clients)),
+            finite_to=per_row(lambda sp: math.isfinite(sp.clients.timeout_us), bool),
+            farreach=per_row(lambda sp: sp.clients.retry == cl_mech.RETRY_FARREACH, bool),
+            N=per_row(lambda sp: sp.clients.threads, np.int64),
+            K=per_row(lambda sp: sp.network.buffer_pkts + 1),
+            loss=per_row(lambda sp: sp.network.loss_rate),
+            cores=per_row(lambda sp: sp.service.cores),
+            lsm=lsm_mech.LsmTable.of(lsm_specs),
+            wal_base=per_row(lambda sp: sp.lsm.wal_block_base_us),
+            wal_mbps=per_row(lambda sp: sp.lsm.wal_block_us_per_mbps),
+            wal_on=per_row(lambda sp: sp.lsm.wal, bool),
+            entry=per_row(lambda sp: sp.lsm.entry_bytes),
+            disk=per_row(lambda sp: sp.lsm.disk_bytes_per_us))
+
+    def rows(self, keep: np.ndarray) -> "_Batch":
+        """The sub-batch of the racks ``keep`` (indices)."""
+        keep = np.asarray(keep, dtype=np.int64)
+        mach_per = self.nmach // self.R
+        gm = self.gmach[keep] - (keep[:, None] * mach_per) + np.arange(len(keep))[:, None] * mach_per
+        flat = (keep[:, None] * self.M + np.arange(self.M)[None, :]).ravel()
+        t = self.lsm
+        lsm = lsm_mech.LsmTable(tuple(t.specs[i] for i in flat), *(getattr(t, f)[flat] for f in (
+            "entries", "entry_bytes", "memtable_bytes", "flush_fixed_us", "flush_write_factor",
+            "wamp", "flushnum", "maxnum", "wal", "compacts")))
+        fields = {}
+        for f in self.__dataclass_fields__:
+            v = getattr(self, f)
+            if f == "specs":
+                fields[f] = tuple(self.specs[i] for i in keep)
+            elif f == "gmach":
+                fields[f] = gm
+            elif f == "nmach":
+                fields[f] = len(keep) * mach_per
+            elif f == "lsm":
+                fields[f] = lsm
+            else:
+                fields[f] = v[keep]
+        return _Batch(**fields)
 
 
 @dataclass
 class _State:
-    """The inner fixed point's state (warm start for the next delay tried)."""
-    X: float
-    util: np.ndarray
-    p_drop: np.ndarray
-    dup: np.ndarray
-    writes: np.ndarray
-    bg: np.ndarray
-    lsm: _Lsm | None
-    implied: float = 0.0        # client delay per request the losses/failures imply, us
-    iterations: int = 0
-    # last iteration's quantities, for the outputs
+    """The fixed point's state for a batch of racks."""
+    X: np.ndarray            # (R,) requests per us
+    util: np.ndarray         # (R, M)
+    p_drop: np.ndarray       # (R, M)
+    dup: np.ndarray          # (R, M) duplicate packets served per request
+    writes: np.ndarray       # (R, M) writes per us
+    bg: np.ndarray           # (nmach,) background jobs per machine
+    delay: np.ndarray        # (R,) client time per request sitting out timeouts, us
+    lsm_prev: tuple          # (flush disk busy, compaction busy, stop fraction) per worker
+    collapsed: tuple         # per rack: the workers on the collapsed branch
+    iterations: np.ndarray   # (R,)
+    converged: np.ndarray    # (R,) bool
+    implied: np.ndarray      # (R,) the delay the current losses imply
+    # the last iteration's quantities, for the outputs
     S_req: np.ndarray | None = None
     stretch: np.ndarray | None = None
     wait_extra: np.ndarray | None = None
     x_hist: np.ndarray | None = None
-    demand: np.ndarray | None = None      # per station: D = v A / (1 - Uo), for queue tails
-    collapsed: tuple[int, ...] = ()       # workers on the collapsed branch
+    demand: np.ndarray | None = None
+    q: np.ndarray | None = None
+    cyc: lsm_mech.FlushCycles | None = None
+    block: np.ndarray | None = None
 
 
+def _initial(b: _Batch, collapsed: Sequence[tuple] | None = None) -> _State:
+    R, M = b.R, b.M
+    collapsed = tuple(tuple(c) for c in (collapsed or [()] * R))
+    st = _State(np.zeros(R), np.full((R, M), 0.5), np.zeros((R, M)), np.zeros((R, M)),
+                np.zeros((R, M)), np.zeros(b.nmach), np.zeros(R),
+                (np.zeros((R, M)), np.zeros((R, M)), np.zeros((R, M))), collapsed,
+                np.zeros(R, dtype=np.int64), np.zeros(R, dtype=bool), np.zeros(R))
+    for r, cs in enumerate(collapsed):
+        for i in cs:
+            st.util[r, i] = 1.0
+            st.p_drop[r, i] = 0.5
+    return st
+
+
+# ---------------------------------------------------------------- queue-length tails
+def _cum_logx(x_hist: np.ndarray, N: np.ndarray, kmax: int) -> np.ndarray:
+    """cum[r, k] = sum_{j=1..k} log X_r(N_r - j), k = 0..kmax (-inf past N_r - 1)."""
+    R = x_hist.shape[0]
+    k = np.arange(1, kmax + 1)
+    col = N[:, None] - k[None, :] - 1                 # index of X(N - k) in x_hist
+    ok = col >= 0
+    vals = np.where(ok, x_hist[np.arange(R)[:, None], np.maximum(col, 0)], 1.0)
+    with np.errstate(divide="ignore"):
+        logs = np.where(ok, np.log(np.maximum(vals, 1e-300)), -np.inf)
+    return np.concatenate((np.zeros((R, 1)), np.cumsum(logs, axis=1)), axis=1)
+
+
+def _tail_at(cum: np.ndarray, logd: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """P(an arrival finds at least k clients) for fractional k (R x M), from
+    the product-form tail ``exp(k log D + cum[k])`` (log-linear between k)."""
+    R, width = cum.shape
+    kk = np.clip(k, 0.0, width - 1.0)
+    lo = np.floor(kk).astype(np.int64)
+    hi = np.minimum(lo + 1, width - 1)
+    rows = np.arange(R)[:, None]
+    f = kk - lo
+    with np.errstate(invalid="ignore"):
+        c = cum[rows, lo] * (1.0 - f) + np.where(f > 0, cum[rows, hi] * f, 0.0)
+        out = np.exp(np.minimum(kk * logd + c, 0.0))
+    out = np.where(k <= 0, 1.0, out)
+    return np.where(k > width - 1, 0.0, np.nan_to_num(out, nan=0.0))
+
+
+def _overflow_pairs(cum: np.ndarray, logd: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`model.rack.network.block_overflow` for many stations at once: with
+    T[k] = P(at least k there), ``E[(q0 + a - room)+] = max(0, -c) + T[m0+1]
+    (m0 + 1 - c0) + sum_{k >= m0+2} T[k]``, ``c = room - a``, ``c0 = max(c, 0)``,
+    ``m0 = floor(c0)``."""
+    P, width = cum.shape
+    with np.errstate(invalid="ignore"):
+        T = np.exp(np.minimum(np.arange(width)[None, :] * logd[:, None] + cum, 0.0))
+    T = np.where(np.isfinite(cum), T, 0.0)
+    suffix = np.concatenate((np.cumsum(T[:, ::-1], axis=1)[:, ::-1], np.zeros((P, 2))), axis=1)
+    c0 = np.maximum(c, 0.0)
+    m0 = np.minimum(np.floor(c0).astype(np.int64), width)
+    idx = np.arange(P)
+    first = np.where(m0 + 1 < width, T[idx, np.minimum(m0 + 1, width - 1)], 0.0)
+    return np.maximum(0.0, -c) + first * (m0 + 1 - c0) + suffix[idx, np.minimum(m0 + 2, width + 1)]
+
+
+def _tail_row(cum_row: np.ndarray, logd: float) -> np.ndarray:
+    """The whole tail P(>= k), k = 0..kmax, of one station."""
+    with np.errstate(invalid="ignore"):
+        return np.nan_to_num(np.exp(np.minimum(np.arange(len(cum_row)) * logd + cum_row, 0.0)))
+
+
+def _gamma_sf(shape, x):
+    from scipy.special import gammaincc   # only when replies can outlive the timeout
+    return gammaincc(shape, x)
+
+
+class _WaitSurvival:
+    """t -> P(an admitted packet's time at the worker exceeds t), for arrays of t.
+
+    An arrival that finds k clients (and their duplicates) waits for their work
+    and its own service: gamma distributed with mean S + k A and the squared
+    coefficient of variation of one service divided by the number of services.
+    """
+
+    def __init__(self, tail: np.ndarray, k_drop: float, S: float, A: float, cv2: float,
+                 dup: float):
+        pk = tail[:-1] - tail[1:] if len(tail) > 1 else np.ones(1)
+        k = np.arange(len(pk), dtype=float)
+        keep = (k < k_drop) & (pk > 1e-15)
+        pk, k = pk[keep], k[keep]
+        total = pk.sum()
+        self.pk = pk / total if total > 0 else pk
+        mean = S + k * A
+        self.shape = (k * (1.0 + dup) + 1.0) / max(cv2, 1e-6)
+        self.scale = mean / self.shape
+        self.horizon = float(np.max(mean + 10.0 * np.sqrt(self.shape) * self.scale)) \
+            if total > 0 else 0.0
+
+    def __call__(self, t) -> np.ndarray:
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        out = np.zeros(len(t))
+        live = (t < self.horizon) & (t > 0)
+        out[t <= 0] = 1.0
+        if live.any() and len(self.pk):
+            out[live] = _gamma_sf(self.shape[:, None], t[live][None, :] / self.scale[:, None]).T \
+                @ self.pk
+        return out
+
+
+# ---------------------------------------------------------------- one iteration
+def _step(b: _Batch, st: _State, D: np.ndarray):
+    """One evaluation of the fixed-point map for every rack of ``b``. Returns the
+    new values (X, util, p, dup, writes, bg, implied) and the iteration's
+    quantities for the outputs."""
+    R, M = b.R, b.M
+    rows = np.arange(R)[:, None]
+    X, util, dup, writes = st.X, st.util, st.dup, st.writes
+    # ---- service: cost x load factor x CPU stretch ----
+    per_machine = np.bincount(b.gmach.ravel(), weights=util.ravel(), minlength=b.nmach)
+    peers = per_machine[b.gmach] - util
+    stretch = np.ones((R, M))
+    mach_per = b.nmach // R
+    for r in np.nonzero(b.cores > 0)[0]:             # threads outnumber cores: rare, per rack
+        sp = b.specs[r]
+        m = sp.servers
+        bg_r = st.bg[r * mach_per: r * mach_per + sp.placement.machines]
+        stretch[r, :m] = svc_mech.mean_stretch(sp.service, util[r, :m],
+                                               np.asarray(sp.placement.machine_of), bg_r)
+    S = b.cost * svc_mech.load_factor(util, peers, b.idle[:, None], b.sharep[:, None]) * stretch \
+        + b.floor_gap[:, None]
+    # ---- LSM: the flush cycle at the current write rates ----
+    fdb, cb, stop_prev = st.lsm_prev
+    mbps = np.bincount(b.gmach.ravel(), weights=(writes * 1e6 * b.entry[:, None]).ravel(),
+                       minlength=b.nmach) / MIB
+    wal = lsm_mech.wal_block_us(b.wal_on[:, None], b.wal_base[:, None], b.wal_mbps[:, None],
+                                mbps[b.gmach])
+    # disk jobs a flush of worker i competes with: the other instances' disk
+    # phases and compactions on its machine, and its own compaction
+    jobs = np.bincount(b.gmach.ravel(), weights=(fdb + cb).ravel(), minlength=b.nmach)[b.gmach] - fdb
+    share = b.disk[:, None] / np.maximum(1.0, 1.0 + jobs)
+    cyc = lsm_mech.flush_cycles(b.lsm, writes.ravel(), share.ravel(), wal.ravel(),
+                                (1.0 - stop_prev).ravel())
+    shape2 = (R, M)
+    c_wal_us, c_wal_ev = cyc.wal_us.reshape(shape2), cyc.wal_event_us.reshape(shape2)
+    c_stop_us, c_stop_ev = cyc.stop_us.reshape(shape2), cyc.stop_event_us.reshape(shape2)
+    c_spw, c_slow = cyc.stops_per_write.reshape(shape2), cyc.slow_us.reshape(shape2)
+    extra = c_wal_us + c_stop_us + c_slow
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wal_per_write = np.where(c_wal_ev > 0, c_wal_us / c_wal_ev, 0.0)
+    S_req = S + b.wf * extra                          # mean per client request (a visit)
+    Uo = np.minimum(b.ev * (S + extra), 0.99)         # write-backs: an open class
+    A = S_req * (1.0 + dup)
+    C = (0.5 * (1.0 + b.cv2) - 1.0)[:, None] * S      # residual of the service proper
+    # WAL switches and write stops: rare, long blocks that clients pile up behind
+    arrivals = X[:, None] * b.s
+    free = np.maximum(b.N[:, None] - st.q, 1.0) if st.q is not None else \
+        np.broadcast_to(b.N[:, None].astype(float), (R, M))
+    wal_rate = writes * wal_per_write
+    stop_rate = writes * c_spw
+    V = (mva_core.block_delay(wal_rate, c_wal_ev, arrivals, free)
+         + mva_core.block_delay(stop_rate, c_stop_ev, arrivals, free))
+    Z = b.think + D
+    # ---- the closed network ----
+    Sm, Am, Cm, Uom, Vm = S_req, A, C, Uo, V
+    late = np.zeros((R, M))
+    pc = {}
+    if any(st.collapsed):
+        Sm, Am, Cm, Uom, Vm = S_req.copy(), A.copy(), C.copy(), Uo.copy(), V.copy()
+        for r, cs in enumerate(st.collapsed):
+            if cs:
+                pc[r], late[r] = _collapsed(b, st, r, cs, S_req[r], Sm[r], Am[r], Cm[r], Uom[r],
+                                            Vm[r], float(Z[r]))
+    x_hist, r_, q, u = mva_core.recursion_batch(b.s, Sm, Am, Cm, Uom, Vm, Z, b.N)
+    X_new = x_hist[np.arange(R), b.N - 1]
+    util_new = np.where(b.active, np.minimum(u + Uo, 1.0), 0.0)
+    # ---- loss and retries from the queue-length distribution ----
+    Dm = b.s * A / np.maximum(1.0 - Uo, 1e-9)
+    with np.errstate(divide="ignore"):
+        logd = np.where(b.active, np.log(np.maximum(Dm, 1e-300)), -np.inf)
+    k_drop = b.K[:, None] / (1.0 + dup)               # clients whose packets fill the worker
+    kmax = int(min(int(b.N.max()) - 1, math.ceil(float(np.max(np.where(b.active, k_drop, 0.0)))) + 2))
+    kmax = max(kmax, 1)
+    cum = _cum_logx(x_hist, b.N, kmax)
+    p_new = np.where(b.active, _tail_at(cum, logd, k_drop), 0.0)
+    pkt = X_new[:, None] * b.s * (1.0 + dup) + b.ev
+    for rate, length in ((wal_rate, c_wal_ev), (stop_rate, c_stop_ev)):
+        hit = b.active & (rate > 0) & (length > 0) & (pkt > 0)
+        if not hit.any():
+            continue
+        f = np.maximum(free, 1.0)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            a_blk = np.where(hit, f * -np.expm1(-pkt / f * length), 0.0) / (1.0 + dup)
+        c = k_drop - a_blk
+        # overflow per block: the arrivals that find no room (network.block_overflow)
+        dropped = np.maximum(0.0, -c)
+        near = hit & (_tail_at(cum, logd, np.maximum(c, 0.0)) > 1e-14)
+        if near.any():
+            rr, ii = np.nonzero(near)
+            dropped[rr, ii] = _overflow_pairs(cum[rr], logd[rr, ii], c[rr, ii])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p_new += np.where(hit, rate * dropped * (1.0 + dup) / pkt, 0.0)
+    p_new = np.minimum(p_new + b.loss[:, None] * b.active, 0.99)
+    dup_new = np.zeros((R, M))
+    fail = p_new.copy()                               # attempts that end in a timeout
+    # could a reply outlive the timeout? (all of the buffer's work, generously)
+    worst = (np.minimum(k_drop, kmax) + 1.0) * A * (1.0 + 10.0 * np.sqrt(b.cv2))[:, None]
+    check = b.active & b.finite_to[:, None] & (worst > b.budget[:, None])
+    for (r, i) in zip(*np.nonzero(check)):
+        if i in st.collapsed[r]:
+            continue
+        surv = _WaitSurvival(_tail_row(cum[r], logd[r, i]), float(k_drop[r, i]),
+                             float(S_req[r, i]), float(A[r, i]), float(b.cv2[r]), float(dup[r, i]))
+        if b.farreach[r]:
+            # the first admitted attempt's reply completes the request; the
+            # client resends every period while it is late
+            dup_new[r, i] = cl_mech.resends_while_late(surv, float(b.budget[r]), float(b.period[r]),
+                                                       surv.horizon) * (1.0 - p_new[r, i])
+        else:
+            # a late reply is ignored: the attempt fails like a drop
+            tau = float(surv(np.array([b.budget[r]]))[0])
+            fail[r, i] = min(p_new[r, i] + (1.0 - p_new[r, i]) * tau, 0.99)
+            dup_new[r, i] = (1.0 - p_new[r, i]) * tau / (1.0 - fail[r, i])
+    wait_extra = np.where(b.finite_to[:, None], fail / (1.0 - fail) * b.period[:, None], 0.0)
+    for r, p in pc.items():
+        for i in st.collapsed[r]:
+            p_new[r, i] = p
+            dup_new[r, i] = late[r, i] * (1.0 - p)
+            util_new[r, i] = 1.0
+            wait_extra[r, i] = 0.0                   # its timeouts are in its residence
+    implied = np.sum(b.s * wait_extra, axis=1)
+    writes_new = (X_new[:, None] * b.s * (1.0 + dup) + b.ev) * b.wf + b.ev * (1.0 - b.wf)
+    fb = cyc.flush_busy.reshape(shape2) + cyc.compaction_busy.reshape(shape2)
+    bg_new = np.bincount(b.gmach.ravel(), weights=fb.ravel(), minlength=b.nmach)
+    lsm_new = (cyc.flush_disk_busy.reshape(shape2), cyc.compaction_busy.reshape(shape2),
+               cyc.stop_fraction.reshape(shape2))
+    extras = dict(S_req=S_req, stretch=stretch, wait_extra=wait_extra, x_hist=x_hist, demand=Dm,
+                  q=q, cyc=cyc, block=c_wal_us + c_slow)
+    return X_new, util_new, p_new, dup_new, writes_new, bg_new, implied, lsm_new, extras
+
+
+def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom, Vm, Z):
+    """Residence of rack r's collapsed workers: a delay whose drop probability p
+    makes the worker's request rate equal its capacity (it serves ``1 + l(1-p)``
+    packets per request, ``l`` resends while late); X(p) falls and the capacity
+    rises with p, so p is bisected around its last value."""
+    period, budget, K = float(b.period[r]), float(b.budget[r]), float(b.K[r])
+    late = np.zeros(len(S_req))
+    full = np.zeros(len(S_req))
+    for i in cs:
+        full[i] = K * S_req[i]
+        late[i] = cl_mech.resends_while_late(lambda t, w=full[i]: (t < w).astype(float),
+                                             budget, period, full[i])
+        Am[i] = Cm[i] = Uom[i] = Vm[i] = 0.0
+    s, N = b.s[r], int(b.N[r])
+    i0 = max(cs, key=lambda i: s[i])
+
+    def excess(p_c: float) -> float:
+        for i in cs:
+            Sm[i] = p_c / (1.0 - p_c) * period + full[i]
+        x = mva_core.recursion(s, Sm, Am, Cm, Uom, Vm, Z, N)[0][-1]
+        return x * s[i0] - 1.0 / (S_req[i0] * (1.0 + late[i0] * (1.0 - p_c)))
+
+    p0 = float(st.p_drop[r, i0])
+    lo, hi = max(0.0, p0 - 0.05), min(0.99, p0 + 0.05)
+    if excess(lo) <= 0:
+        lo, hi = 0.0, lo
+        if excess(0.0) <= 0:
+            hi = 0.0                                 # it drains: no drops needed
+    elif excess(hi) > 0:
+        lo, hi = hi, 0.99
+    for _ in range(8 if hi - lo <= 0.1 else 20):
+        if hi <= lo:
+            break
+        mid = 0.5 * (lo + hi)
+        if excess(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    for i in cs:
+        Sm[i] = hi / (1.0 - hi) * period + full[i]
+    return hi, late
+
+
+def _iterate(b: _Batch, st: _State, D: np.ndarray) -> _State:
+    """Damped fixed point over load, LSM, loss and duplicates at timeout delays
+    ``D`` (one per rack), for every rack of ``b`` until each converges.
+
+    Each rack has its own step: shrunk whenever its residual stops falling (the
+    stall and loss loops are decreasing maps that overshoot otherwise), grown
+    while it falls."""
+    R = b.R
+    a = np.ones(R)
+    last = np.full(R, np.inf)
+    done = np.zeros(R, dtype=bool)
+    st.iterations = np.zeros(R, dtype=np.int64)
+    mach_per = b.nmach // R
+    out = {}
+    for it in range(1, MAX_ITER + 1):
+        todo = np.nonzero(~done)[0]
+        if len(todo) == 0:
+            break
+        sub = b if len(todo) == R else b.rows(todo)
+        view = st if len(todo) == R else _subset(st, todo, b)
+        X_n, u_n, p_n, d_n, w_n, bg_n, implied, lsm_n, extras = _step(sub, view, D[todo])
+        X0, u0, p0, d0 = view.X, view.util, view.p_drop, view.dup
+        fresh = X0 <= 0
+        delta = (np.abs(X_n - X0) / np.maximum(X_n, 1e-12) + np.max(np.abs(u_n - u0), axis=1)
+                 + np.max(np.abs(p_n - p0), axis=1)
+                 + np.max(np.abs(d_n - d0), axis=1) / (1.0 + np.max(d0, axis=1)))
+        at = a[todo]
+        if it > 1:
+            at = np.where(delta >= last[todo], np.maximum(0.05, at * 0.6), np.minimum(0.6, at * 1.2))
+        a[todo] = at
+        last[todo] = delta
+        ac = at[:, None]
+        st.X[todo] = np.where(fresh, X_n, at * X_n + (1 - at) * X0)
+        st.util[todo] = ac * u_n + (1 - ac) * u0
+        st.p_drop[todo] = ac * p_n + (1 - ac) * p0
+        st.dup[todo] = ac * d_n + (1 - ac) * d0
+        w0 = view.writes
+        st.writes[todo] = np.where(w0.any(axis=1)[:, None], ac * w_n + (1 - ac) * w0, w_n)
+        mslots = (todo[:, None] * mach_per + np.arange(mach_per)[None, :]).ravel()
+        acm = np.repeat(at, mach_per)
+        st.bg[mslots] = acm * bg_n + (1 - acm) * st.bg[mslots]
+        for j, arr in enumerate(lsm_n):
+            st.lsm_prev[j][todo] = arr
+        st.implied[todo] = implied
+        st.iterations[todo] += 1
+        conv = (it > 3) & (delta < TOL) & ~fresh
+        done[todo[conv]] = True
+        _keep_extras(out, todo, extras, b)
+    st.converged = done
+    st.delay = D.copy()
+    for k, v in out.items():
+        setattr(st, k, v)
+    return st
+
+
+def _solve_states(b: _Batch, st: _State) -> _State:
+    """Every rack's fixed point, with its timeout delay D solved as the root of
+    ``g(D) = implied(D) - D``.
+
+    Dropped requests (and, with ``retry = strict``, late replies) make clients
+    sit out timeouts, which empties the queues that caused them: the delay
+    they imply falls as D grows, so g falls from ``g(0) >= 0`` and has one
+    root in ``[0, implied(0)]``. Each round solves every unfinished rack at
+    its current D (one batch, warm-started) and moves its bracket by the
+    Illinois rule (regula falsi that halves the stale end's weight)."""
+    R = b.R
+    D = np.zeros(R)
+    st = _iterate(b, st, D)
+    total = st.iterations.copy()
+    g0 = st.implied - D
+    # racks whose losses imply no delay worth the name are done
+    need = g0 > 1e-6 * (b.period + 1.0)
+    lo, hi = np.zeros(R), np.where(need, st.implied, 0.0)
+    g_lo, g_hi = g0.copy(), np.full(R, np.nan)
+    side = np.zeros(R, dtype=np.int64)
+    done = ~need
+    best = np.where(need, np.inf, 0.0)
+    for rnd in range(40):
+        todo = np.nonzero(~done)[0]
+        if len(todo) == 0:
+            break
+        # next trial: the top of the bracket first, then regula falsi
+        Dn = np.where(np.isnan(g_hi[todo]), hi[todo],
+                      np.where(np.isfinite(g_hi[todo]) & (g_lo[todo] - g_hi[todo] > 0),
+                               lo[todo] + g_lo[todo] * (hi[todo] - lo[todo])
+                               / np.maximum(g_lo[todo] - g_hi[todo], 1e-300),
+                               0.5 * (lo[todo] + hi[todo])))
+        sub = b if len(todo) == R else b.rows(todo)
+        view = st if len(todo) == R else _subset(st, todo, b)
+        view.converged = np.zeros(len(todo), dtype=bool)
+        res = _iterate(sub, view, Dn)
+        _scatter(st, todo, res, b)
+        total[todo] += res.iterations
+        g = res.implied - Dn
+        pos = g > 0
+        # Illinois: when the same end survives twice, halve its g
+        keep_hi = pos
+        new_lo = np.where(pos, Dn, lo[todo])
+        new_hi = np.where(pos, hi[todo], Dn)
+        glo = np.where(pos, g, g_lo[todo] * np.where(side[todo] == -1, 0.5, 1.0))
+        ghi = np.where(pos, np.where(side[todo] == 1, 0.5, 1.0) * np.nan_to_num(g_hi[todo], nan=0.0), g)
+        ghi = np.where(np.isnan(g_hi[todo]) & pos, np.nan, ghi)
+        side[todo] = np.where(keep_hi, 1, -1)
+        lo[todo], hi[todo], g_lo[todo], g_hi[todo] = new_lo, new_hi, glo, ghi
+        width = hi[todo] - lo[todo]
+        fin = (np.abs(g) <= 1e-4 * (Dn + 1e-3 * b.period[todo])) | (width <= 1e-5 * (hi[todo] + 1.0))
+        done[todo[fin]] = True
+    st.iterations = total
+    return st
+
+
+def _scatter(st: _State, rows: np.ndarray, res: _State, b: _Batch) -> None:
+    """Write the state of a sub-batch (racks ``rows``) back into ``st``."""
+    mach_per = b.nmach // b.R
+    mslots = (rows[:, None] * mach_per + np.arange(mach_per)[None, :]).ravel()
+    st.X[rows], st.util[rows], st.p_drop[rows], st.dup[rows] = res.X, res.util, res.p_drop, res.dup
+    st.writes[rows], st.delay[rows], st.implied[rows] = res.writes, res.delay, res.implied
+    st.bg[mslots] = res.bg
+    st.converged[rows] = res.converged
+    for j in range(3):
+        st.lsm_prev[j][rows] = res.lsm_prev[j]
+    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
+        if getattr(st, k) is None:
+            setattr(st, k, np.zeros((b.R,) + getattr(res, k).shape[1:]))
+        getattr(st, k)[rows] = getattr(res, k)
+    if st.x_hist is None or st.x_hist.shape[1] < res.x_hist.shape[1]:
+        grown = np.zeros((b.R, res.x_hist.shape[1]))
+        if st.x_hist is not None:
+            grown[:, :st.x_hist.shape[1]] = st.x_hist
+        st.x_hist = grown
+    st.x_hist[rows, :res.x_hist.shape[1]] = res.x_hist
+    if st.cyc is None:
+        st.cyc = {f: np.zeros((b.R, b.M)) for f in res.cyc}
+    for f in res.cyc:
+        st.cyc[f][rows] = res.cyc[f]
+
+
+def _subset(st: _State, rows: np.ndarray, b: _Batch) -> _State:
+    mach_per = b.nmach // b.R
+    mslots = (rows[:, None] * mach_per + np.arange(mach_per)[None, :]).ravel()
+    return _State(st.X[rows], st.util[rows], st.p_drop[rows], st.dup[rows], st.writes[rows],
+                  st.bg[mslots], st.delay[rows], tuple(x[rows] for x in st.lsm_prev),
+                  tuple(st.collapsed[i] for i in rows), st.iterations[rows],
+                  st.converged[rows], st.implied[rows],
+                  q=None if st.q is None else st.q[rows])
+
+
+def _keep_extras(out: dict, rows: np.ndarray, extras: dict, b: _Batch) -> None:
+    """Store the last iteration's output quantities of the racks ``rows``."""
+    R, M = b.R, b.M
+    for k, v in extras.items():
+        if k == "cyc":
+            arrs = {f: getattr(v, f).reshape(len(rows), M) for f in v.__dataclass_fields__}
+            prev = out.get(k)
+            if prev is None:
+                prev = {f: np.zeros((R, M)) for f in arrs}
+            for f, a in arrs.items():
+                prev[f][rows] = a
+            out[k] = prev
+        elif k == "x_hist":
+            prev = out.get(k)
+            if prev is None or prev.shape[1] < v.shape[1]:
+                grown = np.zeros((R, max(v.shape[1], 0 if prev is None else prev.shape[1])))
+                if prev is not None:
+                    grown[:, :prev.shape[1]] = prev
+                prev = grown
+            prev[rows, :v.shape[1]] = v
+            out[k] = prev
+        else:
+            prev = out.get(k)
+            if prev is None:
+                prev = np.zeros((R,) + v.shape[1:])
+            prev[rows] = v
+            out[k] = prev
+
+
+# ---------------------------------------------------------------- entry points
 def solve(spec: RackSpec, collapsed: tuple[int, ...] | None = None) -> Prediction:
-    """Solve the rack.
+    """The analytic prediction of one rack (``collapsed`` forces a set of
+    collapsed workers, for tests)."""
+    return solve_many([spec], None if collapsed is None else [tuple(collapsed)])[0]
 
-    First every worker is solved healthy. With a timeout shorter than a full
-    receive buffer's worth of service, a worker has a second stable state:
-    collapsed, its buffer full of duplicates, every reply later than the
-    timeout (from the level where replies outlive the timeout, each arrival
-    adds itself and a resend, faster than the worker drains). Which workers
-    end up there is random (docs/model.md, "Short timeouts"):
+
+def solve_many(specs: Sequence[RackSpec], collapsed=None) -> list[Prediction]:
+    """The analytic predictions of many racks, solved as one batch.
+
+    First every worker of every rack is solved healthy; racks whose timeout is
+    shorter than a full receive buffer's worth of service get their collapse
+    branch (:func:`_collapse_mixture`)."""
+    specs = list(specs)
+    if not specs:
+        return []
+    b = _Batch.of(specs)
+    st = _solve_states(b, _initial(b, collapsed))
+    out = []
+    for r, spec in enumerate(specs):
+        one = _row(st, r, b)
+        if collapsed is None and _collapse_possible(b, st, r):
+            mixture, evaluations = _collapse_mixture(b.rows(np.array([r])), one)
+        else:
+            mixture, evaluations = [(1.0, one)], int(one.iterations[0])
+        out.append(_outputs(spec, mixture, evaluations))
+    return out
+
+
+def _row(st: _State, r: int, b: _Batch) -> _State:
+    one = _subset(st, np.array([r]), b)
+    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block", "x_hist"):
+        setattr(one, k, getattr(st, k)[[r]])
+    one.cyc = {f: v[[r]] for f, v in st.cyc.items()}
+    one.delay = st.delay[[r]]
+    return one
+
+
+def _collapse_possible(b: _Batch, st: _State, r: int) -> bool:
+    """Can a worker stay collapsed: does a full buffer's service outlive the timeout?"""
+    if not b.finite_to[r]:
+        return False
+    return bool(np.any(b.active[r] & (b.K[r] * st.S_req[r] > b.budget[r])))
+
+
+def _collapse_mixture(b1: _Batch, st0: _State):
+    """The states of one rack with k collapsed workers and their weights.
+
+    With a timeout shorter than a full receive buffer's worth of service, a
+    worker has a second stable state: collapsed, its buffer full of
+    duplicates, every reply later than the timeout (from the level where
+    replies outlive the timeout, each arrival adds itself and a resend,
+    faster than the worker drains). Which workers end up there is random
+    (docs/model.md, "Short timeouts"):
 
     * the first collapse comes when a healthy worker's queue first reaches
       that level: up-crossings at rate ``c0`` (:func:`_crossings`), so some
@@ -140,44 +725,39 @@ def solve(spec: RackSpec, collapsed: tuple[int, ...] | None = None) -> Predictio
       draw in its clients, during which the healthy rate still applies: the
       further collapses are Poisson with mean ``c0 R_c``;
     * once formed, collapsed workers hold clients and keep the rest below the
-      level (a state whose own crossings over the run exceed one is not
-      kept: its weight moves to one more collapse).
+      level (a state whose own crossings over the run exceed one is not kept:
+      its weight moves to one more collapse).
 
     The prediction is the mixture of the states with k collapsed workers (the
-    busiest first) under these weights. ``collapsed`` forces a set (tests).
+    busiest first) under these weights.
     """
-    n = spec.servers
-    st0 = _solve_delay(spec, _initial(spec, ()))
-    evaluations = st0.iterations
-    if collapsed is not None:
-        st = _solve_delay(spec, _initial(spec, tuple(collapsed)))
-        return _outputs(spec, [(1.0, st)], evaluations + st.iterations)
-    if not _collapse_possible(spec, st0):
-        return _outputs(spec, [(1.0, st0)], evaluations)
-    order = [int(i) for i in np.argsort(-np.asarray(spec.placement.shares), kind="stable")
-             if spec.placement.shares[i] > 0]
-    run_us = spec.queries / st0.X if st0.X > 0 else 0.0
-    runaway = sum(1 for i in order if st0.p_drop[i] > 0.3)
-    crossings = _crossings(spec, st0, [])          # over the whole run
-    c0 = crossings / run_us if run_us > 0 else 0.0  # per us
+    spec = b1.specs[0]
+    evaluations = int(st0.iterations[0])
+    s = b1.s[0]
+    order = [int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0]
+    run_us = spec.queries / st0.X[0] if st0.X[0] > 0 else 0.0
+    runaway = sum(1 for i in order if st0.p_drop[0, i] > 0.3)
+    crossings = _crossings(b1, st0, ())               # over the whole run
+    c0 = crossings / run_us if run_us > 0 else 0.0    # per us
     p_any = 1.0 if runaway else -math.expm1(-crossings)
     if p_any < 1e-3:
-        return _outputs(spec, [(1.0, st0)], evaluations)
+        return [(1.0, st0)], evaluations
     states: dict[int, _State] = {}
 
     def state(k: int) -> _State:
         nonlocal evaluations
         if k not in states:
-            states[k] = _solve_delay(spec, _initial(spec, tuple(order[:k])))
-            evaluations += states[k].iterations
+            states[k] = _solve_states(b1, _initial(b1, [tuple(order[:k])]))
+            evaluations += int(states[k].iterations[0])
         return states[k]
 
     k_min = max(1, runaway)
     first = state(k_min)
     i0 = order[0]
-    r_c = first.p_drop[i0] / max(1.0 - first.p_drop[i0], 1e-9) * \
-        cl_mech.retry_period_us(spec.clients) + (spec.network.buffer_pkts + 1) * first.S_req[i0]
+    p0 = float(first.p_drop[0, i0])
+    r_c = p0 / max(1.0 - p0, 1e-9) * float(b1.period[0]) + float(b1.K[0]) * float(first.S_req[0, i0])
     m = c0 * r_c
+    pois = lambda j: math.exp(-m) * m ** j / math.factorial(j)  # noqa: E731
     mixture: list[tuple[float, _State]] = []
     if p_any < 1.0:
         mixture.append((1.0 - p_any, st0))
@@ -185,281 +765,74 @@ def solve(spec: RackSpec, collapsed: tuple[int, ...] | None = None) -> Predictio
     j = 0
     while True:
         k = k_min + j
-        w = p_any * math.exp(-m) * m ** j / math.factorial(j) + carry
+        w = p_any * pois(j) + carry
         carry = 0.0
         if k >= len(order):
-            mixture.append((w + p_any * (1.0 - sum(math.exp(-m) * m ** i / math.factorial(i)
-                                                   for i in range(j + 1))), state(len(order))))
+            rest = p_any * (1.0 - sum(pois(i) for i in range(j + 1)))
+            mixture.append((w + rest, state(len(order))))
             break
         st = state(k)
-        run_k = spec.queries / st.X if st.X > 0 else 0.0
-        if _crossings(spec, st, order[:k]) * 1.0 >= 1.0 and run_k > 0:
-            carry = w                      # not stable: one more worker collapses
+        if _crossings(b1, st, tuple(order[:k])) >= 1.0:
+            carry = w                          # not stable: one more worker collapses
         else:
             mixture.append((w, st))
         j += 1
-        if carry == 0.0 and p_any * (1.0 - sum(math.exp(-m) * m ** i / math.factorial(i)
-                                               for i in range(j))) < 1e-3:
+        if carry == 0.0 and p_any * (1.0 - sum(pois(i) for i in range(j))) < 1e-3:
             break
     total = sum(w for w, _ in mixture)
-    return _outputs(spec, [(w / total, st) for w, st in mixture if w > 0], evaluations)
+    return [(w / total, st) for w, st in mixture if w > 0], evaluations
 
 
-def _initial(spec: RackSpec, collapsed: tuple[int, ...]) -> _State:
-    """Starting state: every worker healthy, or the given ones collapsed (buffer
-    full, half the arrivals dropped, a duplicate per request and more)."""
-    n = spec.servers
-    st = _State(0.0, np.full(n, 0.5), np.zeros(n), np.zeros(n), np.zeros(n),
-                np.zeros(spec.placement.machines), None, collapsed=tuple(collapsed))
-    for i in collapsed:
-        st.util[i] = 1.0
-        st.p_drop[i] = 0.5
-    return st
-
-
-def _collapse_possible(spec: RackSpec, st: _State) -> bool:
-    """Can a worker stay collapsed: does a full buffer's service outlive the timeout?"""
-    c = spec.clients
-    if not math.isfinite(c.timeout_us) or st.S_req is None:
-        return False
-    full = (spec.network.buffer_pkts + 1) * st.S_req
-    return bool(np.any((np.asarray(spec.placement.shares) > 0) & (full > cl_mech.budget_us(c))))
-
-
-def _crossings(spec: RackSpec, st: _State, collapsed: list[int]) -> float:
-    """Expected number of times, over the rest of the run, that an arrival at a
-    healthy, busy worker finds the queue at which replies outlive the timeout."""
-    c = spec.clients
-    budget = cl_mech.budget_us(c)
-    s = np.asarray(spec.placement.shares)
-    if st.X <= 0 or st.x_hist is None:
+def _crossings(b1: _Batch, st: _State, collapsed: tuple) -> float:
+    """Expected up-crossings, over the rest of the run, of the queue at which
+    replies outlive the timeout, at the healthy busy workers: arrivals that
+    find exactly ``k_c - 1`` clients there (``k_c = budget / S - 1``)."""
+    X = float(st.X[0])
+    if X <= 0:
         return 0.0
-    run_us = spec.queries / st.X
+    spec = b1.specs[0]
+    run_us = spec.queries / X
+    N = int(b1.N[0])
     total = 0.0
-    for i in np.nonzero(s > 0)[0]:
-        if i in collapsed or st.util[i] < 0.5:
+    for i in np.nonzero(b1.active[0])[0]:
+        if i in collapsed or st.util[0, i] < 0.5:
             continue                      # below half busy a resend storm drains away
-        k_c = budget / st.S_req[i] - 1.0  # clients ahead whose work outlives the timeout
-        if k_c >= len(st.x_hist) - 1:
+        k_c = float(b1.budget[0]) / float(st.S_req[0, i]) - 1.0
+        if k_c >= N - 1:
             continue
-        tail = mva_core.arrival_tail(st.x_hist, float(st.demand[i]), int(k_c) + 2)
-        # up-crossings of k_c: arrivals that find exactly k_c - 1 clients there
-        at_level = nw_mech.overflow_probability_at(tail, k_c - 1.0) - \
-            nw_mech.overflow_probability_at(tail, k_c)
-        total += st.X * s[i] * run_us * at_level
+        cum = _cum_logx(st.x_hist[:, :N], b1.N, int(k_c) + 2)
+        logd = np.log(max(float(st.demand[0, i]), 1e-300))
+        lvl = _tail_at(cum, np.array([[logd]]), np.array([[k_c - 1.0]]))[0, 0] - \
+            _tail_at(cum, np.array([[logd]]), np.array([[k_c]]))[0, 0]
+        total += X * b1.s[0, i] * run_us * float(lvl)
     return total
 
 
-def _solve_delay(spec: RackSpec, st0: _State) -> _State:
-    """The inner fixed point, with the timeout delay D solved as the root of
-    ``implied(D) = D``.
-
-    Dropped requests (and, with ``retry = strict``, late replies) make clients
-    sit out timeouts, which empties the queues that caused them: the delay
-    they imply falls as the delay grows, so ``implied(D) - D`` has one root;
-    it is bracketed and bisected in log space (never an exception).
-    """
-    st = _inner(spec, 0.0, st0)
-    evaluations = st.iterations
-    period = cl_mech.retry_period_us(spec.clients)
-    if st.implied > 1e-9 * period:
-        lo, hi = 0.0, st.implied          # implied(lo) > lo; implied(hi) <= implied(0) = hi
-        best = st
-        for _ in range(48):
-            mid = math.sqrt(max(lo, hi * 1e-9) * hi) if lo > 0 else hi * 1e-3 if hi > 0 else 0.0
-            if lo == 0.0 and best is st and mid > 0:
-                mid = hi * 0.5 if hi < 1e-6 else mid
-            trial = _inner(spec, mid, _copy(best))
-            evaluations += trial.iterations
-            if trial.implied > mid:
-                lo = mid
-            else:
-                hi = mid
-            best = trial
-            if hi - lo <= 1e-4 * hi + 1e-9:
-                break
-        st = _inner(spec, 0.5 * (lo + hi), _copy(best))
-        evaluations += st.iterations
-    st.iterations = evaluations
-    return st
-
-
-def _copy(st: _State) -> _State:
-    return _State(st.X, st.util.copy(), st.p_drop.copy(), st.dup.copy(), st.writes.copy(),
-                  st.bg.copy(), st.lsm, collapsed=st.collapsed)
-
-
-def _inner(spec: RackSpec, delay: float, st: _State) -> _State:
-    """Damped fixed point over load, LSM, loss and duplicates, with clients
-    spending ``delay`` us per request sitting out timeouts."""
-    pl, sv, c, nw = spec.placement, spec.service, spec.clients, spec.network
-    n, N = spec.servers, c.threads
-    s = np.asarray(pl.shares)
-    idx = np.nonzero(s > 0)[0]
-    wf = np.asarray(pl.write_frac)
-    mach = np.asarray(pl.machine_of)
-    ev = pl.evict_per_us * np.asarray(pl.evict_probs)
-    cost = svc_mech.run_average_cost(sv)
-    Z = cl_mech.think_us(c, pl.hit_ratio) + delay
-    period = cl_mech.retry_period_us(c)
-    budget = cl_mech.budget_us(c)
-    finite_to = math.isfinite(c.timeout_us)
-    X, util, p_drop, dup, writes, bg, lsm = st.X, st.util, st.p_drop, st.dup, st.writes, st.bg, st.lsm
-    wait_extra = np.zeros(n)
-    q_prev = None
-    it = 0
-    a, last_delta = 1.0, math.inf
-    for it in range(1, MAX_ITER + 1):
-        stretch = svc_mech.mean_stretch(sv, util, mach, bg)
-        S = cost * svc_mech.load_factor(sv, util, mach) * stretch + sv.recv_floor_us + sv.gap_us
-        lsm = _lsm_means(spec, writes, lsm)
-        S_req = S + wf * lsm.extra_us                 # mean per client request (a visit)
-        S_wr = S + lsm.extra_us                       # a write-back
-        m2 = (1.0 + sv.cv ** 2) * S ** 2             # the service proper; blocks go in V
-        Uo = np.minimum(ev * S_wr, 0.99)
-        A = S_req * (1.0 + dup)
-        C = m2 / (2.0 * S) - S
-        # WAL switches and write stops: rare, long blocks that clients pile up behind
-        arrivals = X * s if X > 0 else np.zeros(n)
-        free = np.maximum(N - q_prev, 1.0) if q_prev is not None else np.full(n, float(N))
-        V = (mva_core.block_delay(writes * lsm.wal_per_write, lsm.wal_event_us, arrivals, free)
-             + mva_core.block_delay(writes * lsm.stop_per_write, lsm.stop_event_us, arrivals, free))
-        # a collapsed worker is a delay: timeouts while its full buffer drops the
-        # request, then a full buffer's wait; its drop probability p is what
-        # makes its request rate equal its capacity (it serves 1 + r(1-p)
-        # packets per request, r resends while late). X(p) falls and the
-        # capacity rises with p, so p is found by bisection.
-        Sm, Am, Cm, Uom, Vm = S_req.copy(), A.copy(), C.copy(), Uo.copy(), V.copy()
-        late = np.zeros(n)
-        full = np.zeros(n)
-        for i in st.collapsed:
-            full[i] = (nw.buffer_pkts + 1) * S_req[i]
-            late[i] = cl_mech.resends_while_late(lambda t, w=full[i]: (t < w).astype(float),
-                                                 budget, period, full[i])
-            Am[i] = Cm[i] = Uom[i] = Vm[i] = 0.0
-
-        def network(p_c: float):
-            for i in st.collapsed:
-                Sm[i] = p_c / (1.0 - p_c) * period + full[i]
-            return mva_core.recursion(s[idx], Sm[idx], Am[idx], Cm[idx], Uom[idx], Vm[idx], Z, N)
-
-        if st.collapsed:
-            i0 = max(st.collapsed, key=lambda i: s[i])
-
-            def excess(p_c: float) -> float:
-                cap = 1.0 / (S_req[i0] * (1.0 + late[i0] * (1.0 - p_c)))
-                return network(p_c)[0][-1] * s[i0] - cap
-
-            # bracket around the previous p (the outer iteration refines it)
-            p0 = float(p_drop[i0])
-            lo_p, hi_p = max(0.0, p0 - 0.05), min(0.99, p0 + 0.05)
-            if excess(lo_p) <= 0:
-                lo_p, hi_p = 0.0, lo_p
-                if excess(0.0) <= 0:
-                    hi_p = 0.0                   # it drains: no drops needed
-            elif excess(hi_p) > 0:
-                lo_p, hi_p = hi_p, 0.99
-            for _ in range(8 if hi_p - lo_p <= 0.1 else 20):
-                if hi_p <= lo_p:
-                    break
-                mid = 0.5 * (lo_p + hi_p)
-                if excess(mid) > 0:
-                    lo_p = mid
-                else:
-                    hi_p = mid
-            for i in st.collapsed:
-                p_drop[i] = hi_p
-        x_hist, r, q, u = network(p_drop[st.collapsed[0]] if st.collapsed else 0.0)
-        q_prev = np.zeros(n)
-        q_prev[idx] = q
-        X_new = float(x_hist[-1])
-        served = X_new * s * (1.0 + dup) + ev          # packets served per us
-        util_new = np.zeros(n)
-        util_new[idx] = np.minimum(u + Uo[idx], 1.0)
-
-        # ---- loss and retries from the queue-length distribution ----
-        p_new = np.zeros(n)
-        dup_new = np.zeros(n)
-        wait_extra = np.zeros(n)
-        for i in idx:
-            if i in st.collapsed:
-                p_new[i] = p_drop[i]
-                dup_new[i] = late[i] * (1.0 - p_drop[i])
-                util_new[i] = 1.0
-                continue
-            D = s[i] * A[i] / max(1.0 - Uo[i], 1e-9)
-            k_drop = (nw.buffer_pkts + 1) / (1.0 + dup[i])   # clients whose packets fill the buffer
-            kmax = min(N - 1, int(k_drop) + 2) if N > 1 else 0
-            tail = mva_core.arrival_tail(x_hist, D, kmax)
-            p_i = nw_mech.overflow_probability_at(tail, k_drop)
-            # blocks (WAL switches, write stops) let packets pile up past the buffer
-            pkt_rate = X_new * s[i] * (1.0 + dup[i]) + ev[i]
-            if pkt_rate > 0:
-                for rate, length in ((writes[i] * lsm.wal_per_write[i], lsm.wal_event_us[i]),
-                                     (writes[i] * lsm.stop_per_write[i], lsm.stop_event_us[i])):
-                    if rate > 0 and length > 0:
-                        f = max(free[i], 1.0)
-                        a_blk = f * -math.expm1(-pkt_rate / f * length)
-                        dropped = nw_mech.block_overflow(tail, k_drop, a_blk / (1.0 + dup[i]))
-                        p_i += rate * dropped * (1.0 + dup[i]) / pkt_rate
-            p_new[i] = min(p_i + nw.loss_rate, 0.99)
-            if finite_to:
-                surv = _WaitSurvival(tail, k_drop, S_req[i], A[i], m2[i], dup[i])
-                if c.retry == cl_mech.RETRY_FARREACH:
-                    # the first admitted attempt's reply completes the request;
-                    # the client resends every period while it is late
-                    dup_new[i] = cl_mech.resends_while_late(surv, budget, period, surv.horizon) \
-                        * (1.0 - p_new[i])
-                    wait_extra[i] = p_new[i] / (1.0 - p_new[i]) * period
-                else:
-                    tau = float(surv(np.array([budget]))[0])
-                    fail = min(p_new[i] + (1.0 - p_new[i]) * tau, 0.99)
-                    dup_new[i] = (1.0 - p_new[i]) * tau / (1.0 - fail)
-                    wait_extra[i] = fail / (1.0 - fail) * period
-        writes_new = served * wf + ev * (1.0 - wf)          # write-backs are all writes
-        bg_new = np.bincount(mach, weights=_bg_jobs(lsm), minlength=pl.machines)
-        delta = (abs(X_new - X) / max(X_new, 1e-12) + float(np.max(np.abs(util_new - util)))
-                 + float(np.max(np.abs(p_new - p_drop))) + float(np.max(np.abs(dup_new - dup)))
-                 / (1.0 + float(np.max(dup))))
-        # damping: halve the step whenever the residual stops falling (the
-        # stall and loss loops are decreasing maps that overshoot otherwise)
-        if it > 1:
-            a = max(0.05, a * 0.6) if delta >= last_delta else min(0.5, a * 1.1)
-        last_delta = delta
-        X = a * X_new + (1 - a) * X if X > 0 else X_new
-        util = a * util_new + (1 - a) * util
-        p_drop = a * p_new + (1 - a) * p_drop
-        dup = a * dup_new + (1 - a) * dup
-        writes = a * writes_new + (1 - a) * writes if writes.any() else writes_new
-        bg = a * bg_new + (1 - a) * bg
-        if it > 3 and delta < TOL:
-            break
-    implied = float(np.sum(s * wait_extra))
-    demand = s * A / np.maximum(1.0 - Uo, 1e-9)
-    return _State(X, util, p_drop, dup, writes, bg, lsm, implied, it, S_req, stretch, wait_extra,
-                  x_hist, demand, st.collapsed)
-
-
+# ---------------------------------------------------------------- outputs
 def _outputs(spec: RackSpec, mixture: list[tuple[float, _State]], evaluations: int) -> Prediction:
     """The prediction of one state, or the weighted mixture of several (short
     timeouts: how many workers collapse is random)."""
     parts = [(w, _state_outcome(spec, st)) for w, st in mixture]
     outcome = parts[0][1] if len(parts) == 1 else _mix(parts)
     st = max(mixture, key=lambda t: t[0])[1]         # the likeliest state, for the details
+    m = spec.servers
     s = np.asarray(spec.placement.shares)
-    lsm = st.lsm
+    cyc = st.cyc
+    fill = [c / max(mp, 1e-9) / 1e6 if math.isfinite(c) else math.inf
+            for c, mp in zip(cyc["cycle_us"][0, :m], cyc["memtables_per_flush"][0, :m])]
     details = {
         "p_mem": list(spec.service.p_mem),
-        "loss_probability": st.p_drop.tolist(),
-        "duplicates_per_request": st.dup.tolist(),
-        "timeout_delay_us_per_request": float(np.sum(s * st.wait_extra)),
-        "collapsed_workers": [{"workers": list(x.collapsed), "probability": w} for w, x in mixture],
-        "memtable_fill_s": [cy.cycle_us / max(cy.memtables_per_flush, 1e-9) / 1e6
-                            if math.isfinite(cy.cycle_us) else math.inf for cy in lsm.cycles],
-        "flush_busy_fraction": lsm.flush_busy.tolist(),
-        "write_stop_fraction": lsm.stop_frac.tolist(),
+        "loss_probability": st.p_drop[0, :m].tolist(),
+        "duplicates_per_request": st.dup[0, :m].tolist(),
+        "timeout_delay_us_per_request": float(np.sum(s * st.wait_extra[0, :m])),
+        "collapsed_workers": [{"workers": list(x.collapsed[0]), "probability": float(w)}
+                              for w, x in mixture],
+        "memtable_fill_s": fill,
+        "flush_busy_fraction": cyc["flush_busy"][0, :m].tolist(),
+        "write_stop_fraction": cyc["stop_fraction"][0, :m].tolist(),
         "buffer_pkts": float(spec.network.buffer_pkts),
         "iterations": evaluations,
+        "converged": bool(all(bool(x.converged[0]) for _, x in mixture)),
     }
     return from_outcome(spec, outcome, "analytic", details)
 
@@ -483,13 +856,14 @@ def _mix(parts: list[tuple[float, Outcome]]) -> Outcome:
 
 def _state_outcome(spec: RackSpec, st: _State) -> Outcome:
     pl, sv, c = spec.placement, spec.service, spec.clients
-    N = c.threads
+    m, N = spec.servers, c.threads
     s = np.asarray(pl.shares)
     wf = np.asarray(pl.write_frac)
     ev = pl.evict_per_us * np.asarray(pl.evict_probs)
-    X, p_drop, dup, lsm = st.X, st.p_drop, st.dup, st.lsm
+    X = float(st.X[0])
+    p_drop, dup = st.p_drop[0, :m], st.dup[0, :m]
     served = X * s * (1.0 + dup) + ev
-    process = st.S_req - sv.recv_floor_us - sv.gap_us
+    process = st.S_req[0, :m] - sv.recv_floor_us - sv.gap_us
     with np.errstate(divide="ignore"):
         wait = np.where(served > 0, 1.0 / np.where(served > 0, served, 1.0) - process - sv.gap_us,
                         math.inf)
@@ -502,48 +876,10 @@ def _state_outcome(spec: RackSpec, st: _State) -> Outcome:
     drop_wait = float(np.sum(s * p_drop / (1.0 - p_drop))) * period
     timeout_share = drop_wait / latency if math.isfinite(latency) and latency > 0 else 0.0
     return Outcome(
-        throughput_mops=X, util=st.util, wait_us=wait, process_us=process,
-        stall_frac=lsm.stop_frac, block_frac=np.minimum(1.0, served * wf * lsm.block_frac_per_write),
-        stretch=st.stretch, latency_us=latency, timeout_share=timeout_share,
+        throughput_mops=X, util=st.util[0, :m], wait_us=wait, process_us=process,
+        stall_frac=st.cyc["stop_fraction"][0, :m],
+        block_frac=np.minimum(1.0, served * wf * st.block[0, :m]),
+        stretch=st.stretch[0, :m], latency_us=latency, timeout_share=timeout_share,
         lost_per_request=lost_per_req,
         pktloss=expected(spec.queries * lost_per_req),
         false_pos=expected(spec.queries * resend_per_req))
-
-
-def _bg_jobs(lsm: _Lsm) -> np.ndarray:
-    """Mean running background jobs per worker (flush jobs and compactions)."""
-    return np.array([cy.flush_busy for cy in lsm.cycles]) + lsm.comp_busy
-
-
-class _WaitSurvival:
-    """t -> P(an admitted packet's time at the worker exceeds t), for arrays of t.
-
-    An arrival that finds k clients (and their duplicates) waits for their work
-    and its own service: gamma distributed with mean S + k A and the squared
-    coefficient of variation of one service divided by the number of services.
-    """
-
-    def __init__(self, tail: np.ndarray, k_drop: float, S: float, A: float, m2: float,
-                 dup: float):
-        pk = tail[:-1] - tail[1:] if len(tail) > 1 else np.ones(1)
-        k = np.arange(len(pk), dtype=float)
-        keep = (k < k_drop) & (pk > 1e-15)
-        pk, k = pk[keep], k[keep]
-        total = pk.sum()
-        self.pk = pk / total if total > 0 else pk
-        cv2 = max(m2 / (S * S) - 1.0, 1e-6)
-        mean = S + k * A
-        self.shape = (k * (1.0 + dup) + 1.0) / cv2
-        self.scale = mean / self.shape
-        self.horizon = float(np.max(mean + 10.0 * np.sqrt(self.shape) * self.scale)) \
-            if total > 0 else 0.0
-
-    def __call__(self, t) -> np.ndarray:
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        out = np.zeros(len(t))
-        live = (t < self.horizon) & (t > 0)
-        out[t <= 0] = 1.0
-        if live.any() and len(self.pk):
-            out[live] = _gamma_sf(self.shape[:, None], t[live][None, :] / self.scale[:, None]).T \
-                @ self.pk
-        return out

@@ -46,6 +46,25 @@ def recursion(v, S, A, C, Uo, V, Z: float, N: int):
     return recursion_numpy(v, S, A, C, Uo, V, Z, N)
 
 
+def recursion_batch(v, S, A, C, Uo, V, Z, N):
+    """:func:`recursion` for R networks at once (station arrays R x m, Z and N per
+    network). Returns (X history R x max N, residence, queue, utilisation R x m)."""
+    v = np.ascontiguousarray(v, dtype=float)
+    R, m = v.shape
+    N = np.asarray(N, dtype=np.int64)
+    Z = np.asarray(Z, dtype=float)
+    x_hist = np.zeros((R, int(N.max())))
+    r, q, u = np.zeros((R, m)), np.zeros((R, m)), np.zeros((R, m))
+    if _compiled is not None:
+        _compiled.recursion_batch(v, S, A, C, Uo, V, Z, N, np.ones(R, dtype=np.uint8),
+                                  x_hist, r, q, u)
+        return x_hist, r, q, u
+    for k in range(R):
+        xh, r[k], q[k], u[k] = recursion_numpy(v[k], S[k], A[k], C[k], Uo[k], V[k], Z[k], N[k])
+        x_hist[k, :N[k]] = xh
+    return x_hist, r, q, u
+
+
 def recursion_numpy(v: np.ndarray, S: np.ndarray, A: np.ndarray, C: np.ndarray, Uo: np.ndarray,
                     V: np.ndarray, Z: float, N: int):
     """The reference implementation of :func:`recursion` (a loop over n in numpy)."""

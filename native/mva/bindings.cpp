@@ -36,6 +36,35 @@ py::tuple run(bool exact, Arr v, Arr S, Arr A, Arr C, Arr Uo, Arr V, double Z, l
 
 }  // namespace
 
+using Arr2 = py::array_t<double, py::array::c_style | py::array::forcecast>;
+using LArr = py::array_t<long, py::array::c_style | py::array::forcecast>;
+using BArr = py::array_t<unsigned char, py::array::c_style | py::array::forcecast>;
+
+py::tuple run_batch(Arr2 v, Arr2 S, Arr2 A, Arr2 C, Arr2 Uo, Arr2 V, Arr Z, LArr N, BArr active,
+                    py::array_t<double, py::array::c_style> x_hist,
+                    py::array_t<double, py::array::c_style> r, py::array_t<double, py::array::c_style> q,
+                    py::array_t<double, py::array::c_style> u) {
+    if (v.ndim() != 2) throw py::value_error("v must be 2-d (racks x stations)");
+    const std::size_t R = static_cast<std::size_t>(v.shape(0)), m = static_cast<std::size_t>(v.shape(1));
+    for (const Arr2* a : {&S, &A, &C, &Uo, &V})
+        if (a->ndim() != 2 || static_cast<std::size_t>(a->shape(0)) != R ||
+            static_cast<std::size_t>(a->shape(1)) != m)
+            throw py::value_error("station arrays must all be racks x stations");
+    if (static_cast<std::size_t>(Z.shape(0)) != R || static_cast<std::size_t>(N.shape(0)) != R ||
+        static_cast<std::size_t>(active.shape(0)) != R)
+        throw py::value_error("Z, N and active need one entry per rack");
+    const long Nmax = static_cast<long>(x_hist.shape(1));
+    for (std::size_t k = 0; k < R; ++k)
+        if (N.data()[k] > Nmax) throw py::value_error("x_hist is narrower than a population");
+    {
+        py::gil_scoped_release release;
+        mva::recursion_batch(R, m, v.data(), S.data(), A.data(), C.data(), Uo.data(), V.data(),
+                             Z.data(), N.data(), active.data(), Nmax, x_hist.mutable_data(),
+                             r.mutable_data(), q.mutable_data(), u.mutable_data());
+    }
+    return py::make_tuple(x_hist, r, q, u);
+}
+
 PYBIND11_MODULE(_mva, mod) {
     mod.doc() = "Closed-network MVA recursion of the analytic solver (model/solvers/mva_core.py)";
     mod.def("recursion",
@@ -50,4 +79,9 @@ PYBIND11_MODULE(_mva, mod) {
             },
             py::arg("v"), py::arg("S"), py::arg("A"), py::arg("C"), py::arg("Uo"), py::arg("V"),
             py::arg("Z"), py::arg("N"), py::arg("tol") = 1e-10, py::arg("max_iter") = 100000);
+    mod.def("recursion_batch", &run_batch,
+            "Many racks at once; fills x_hist (R x Nmax), r, q, u (R x m) in place",
+            py::arg("v"), py::arg("S"), py::arg("A"), py::arg("C"), py::arg("Uo"), py::arg("V"),
+            py::arg("Z"), py::arg("N"), py::arg("active"), py::arg("x_hist"), py::arg("r"),
+            py::arg("q"), py::arg("u"));
 }

@@ -25,4 +25,12 @@ Result schweitzer(const double* v, const double* S, const double* A, const doubl
                   const double* Uo, const double* V, std::size_t m, double Z, long N,
                   double tol, int max_iter);
 
+// Many networks at once (row r: m stations, population N[r]); arrays are row-major
+// (R x m). Rows with active[r] == 0 are skipped (their outputs are left as given).
+// x_hist is R x Nmax (entries past N[r] are not written); r_out, q, u are R x m.
+void recursion_batch(std::size_t R, std::size_t m, const double* v, const double* S,
+                     const double* A, const double* C, const double* Uo, const double* V,
+                     const double* Z, const long* N, const unsigned char* active, long Nmax,
+                     double* x_hist, double* r_out, double* q, double* u);
+
 }  // namespace mva
