@@ -1,6 +1,6 @@
 """Which fitter calibrates which run kind.
 
-Fitters follow the scikit-learn estimator conventions (DESIGN.md section 5):
+Fitters follow the scikit-learn estimator conventions (docs/contracts.md, "Fitters"):
 ``__init__`` only stores its parameters, ``fit(rows)`` validates the rows
 (dicts from runs CSVs with ``__kind__``, ``__source__`` and ``__line__``) and
 returns ``self``, and fitted values end in ``_`` (at least ``profile_``, a

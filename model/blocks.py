@@ -1,4 +1,4 @@
-"""Building blocks for the non-FarReach reference systems (DOMAIN.md section 4).
+"""Building blocks for the non-FarReach reference systems (docs/domain.md section 4).
 
 Every reference system is a client population talking to a server pool over
 a network. These pure functions are the pieces; the system modules in

@@ -1,7 +1,7 @@
 """What is modelled: the scenario language.
 
 A :class:`Scenario` describes one configuration of the switch-cached KV rack
-(DOMAIN.md section 1): client threads, network, switch cache, servers,
+(docs/domain.md section 1): client threads, network, switch cache, servers,
 storage engine settings and workload. It holds no calibrated numbers; those
 live in a :class:`model.profile.Profile`.
 

@@ -1,4 +1,4 @@
-"""Batch prediction over a runs CSV (DESIGN.md section 3).
+"""Batch prediction over a runs CSV (docs/contracts.md).
 
 Reads any CSV with the columns of one of the reference kinds, infers the
 kind from the header, and writes every input row with all its input columns

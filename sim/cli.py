@@ -111,7 +111,7 @@ def _simulate(args) -> int:
 
 
 def prediction_json(pred: Prediction) -> dict[str, Any]:
-    """The machine-readable contract of DESIGN.md section 3 (non-finite -> null)."""
+    """The machine-readable contract of docs/contracts.md (non-finite -> null)."""
     d = pred.to_dict()
     return _finite(d)
 

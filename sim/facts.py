@@ -1,4 +1,4 @@
-"""Qualitative facts of DOMAIN.md section 3, reproduced by the simulator.
+"""Qualitative facts of docs/domain.md section 3, reproduced by the simulator.
 
 ``python -m sim.facts [--seconds S] [--engine fast]`` prints each fact with
 its figures and units, then the memtable rows of data/farreach_tuning.csv

@@ -1,4 +1,4 @@
-"""Models of the other reference systems (DOMAIN.md section 4).
+"""Models of the other reference systems (docs/domain.md section 4).
 
 Importing this package registers a :class:`~model.registry.RunKind` for every
 reference CSV kind of these systems (batch prediction detects them from the

@@ -1,4 +1,4 @@
-"""Morphling: a 3-replica KV store compared over its read paths (DOMAIN.md 4).
+"""Morphling: a 3-replica KV store compared over its read paths (docs/domain.md section 4).
 
 Both implementations are closed loops: every client thread/connection has one
 read outstanding, spends a fixed client + network delay per read, and queues
@@ -196,7 +196,7 @@ def go_capacity(mode: str, p: Profile, machines: int = 2) -> tuple[float, str]:
 
 def sleep_loop_ops(sleep_ms: float, p: Profile) -> float:
     """Ops/s of a serial processing loop that sleeps ``sleep_ms`` per request:
-    1 / (sleep + network-stack time). 1 ms -> ~610 ops/s (DOMAIN.md 4)."""
+    1 / (sleep + network-stack time). 1 ms -> ~610 ops/s (docs/domain.md section 4)."""
     return 1e3 / (sleep_ms + p["netstack_ms"])
 
 

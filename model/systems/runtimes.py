@@ -1,4 +1,4 @@
-"""Echo servers on async runtimes: Tokio, Glommio, Monoio (DOMAIN.md 4).
+"""Echo servers on async runtimes: Tokio, Glommio, Monoio (docs/domain.md section 4).
 
 Unlimited runs (``runtimes_curves.csv``, ``runtimes_best.csv``)
     N = client_cores x conns_per_core connections, each a closed loop with one

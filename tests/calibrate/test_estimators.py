@@ -1,6 +1,6 @@
 """Shared conformance test: every registered fitter follows the estimator contract.
 
-The contract (DESIGN.md section 5, scikit-learn conventions): ``__init__``
+The contract (docs/contracts.md, scikit-learn conventions): ``__init__``
 only stores its parameters (all with defaults), ``fit(rows)`` validates and
 returns ``self``, fitted values end in ``_`` and include ``profile_`` (a
 Profile) and ``residuals_``; bad input raises InputError. Fitters whose

@@ -1,4 +1,4 @@
-"""Directions of the qualitative facts of DOMAIN.md section 3 (sim.facts).
+"""Directions of the qualitative facts of docs/domain.md section 3 (sim.facts).
 
 Horizons are shorter than ``python -m sim.facts`` uses; every margin below
 is far outside the run-to-run spread (per-second throughput of the default

@@ -76,7 +76,7 @@ def test_morphling_c_levels_off_at_server_capacity():
     ks = [morphling.c_throughput("unreplicated", n, p) * 1e3 for n in (4, 12, 36, 64)]
     assert ks == sorted(ks)
     assert ks[-1] == pytest.approx(1e3 / p["server_us"], rel=0.01)
-    assert 25 < ks[-1] < 32          # ~29 Kops, DOMAIN.md 4
+    assert 25 < ks[-1] < 32          # ~29 Kops, docs/domain.md section 4
 
 
 def test_morphling_go_raft_pays_a_quorum_round_and_littles_law_holds():
