@@ -158,17 +158,19 @@ def _fit(args) -> int:
     wanted: dict[str, Any] = {
         "priors": args.priors, "free": args.free.split(",") if args.free else None,
         "bootstrap": args.bootstrap or None, "n_jobs": args.jobs, "cluster": args.cluster,
-        "name": args.name or Path(args.out).stem, "command": command,
+        "name": args.name or Path(args.out).stem, "command": command, "progress": True,
     }
     accepted = inspect.signature(cls.__init__).parameters
     kwargs = {**fixed, **{k: v for k, v in wanted.items() if v is not None and k in accepted}}
     dropped = [k for k, v in wanted.items() if v is not None and k not in accepted
-               and k not in ("name", "command")]
+               and k not in ("name", "command", "progress")]
     if dropped:
         print(f"note: {cls.__name__} does not take {', '.join(dropped)}; ignored", file=sys.stderr)
     print(f"fitting {len(rows)} {kind.name} rows with {cls.__module__}.{cls.__name__}",
           file=sys.stderr)
     fitter = cls(**kwargs).fit(rows)
+    for w in getattr(fitter, "warnings_", ()):
+        print(f"warning: {w}", file=sys.stderr)
     profile = fitter.profile_
     profile.save(args.out)
     print(format_fit(fitter, profile))

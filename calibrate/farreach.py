@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from datetime import date
 from importlib import resources
@@ -36,7 +37,8 @@ from model.farreach_kinds import farreach_scenario, wait_stat
 from model.kinds import KINDS
 from model.profile import Param, Profile
 from model.rows import cell, number
-from model.solvers import predict
+from model.solvers import predict_many
+from model.uncertainty import fitted_uncertainty
 
 KIND_NAMES = ("farreach_runs", "farreach_tuning", "farreach_breakdown")
 
@@ -48,6 +50,20 @@ FREE = (
     "unpinned_factor", "share_penalty", "sst_files_factor",
     "wal_switch_ms_per_mbps",
 )
+
+#: Prior spread of every free parameter, log-sd: a factor e either way.
+PRIOR_LOG_SD = 1.0
+
+#: Run-to-run scatter of a measured value, log-sd: repeat runs in the notes
+#: differ by about 8 % (docs/domain.md). Scales the prior terms against the
+#: data terms, and is the least noise an interval assumes.
+NOISE_LOG_SD = 0.08
+
+#: Fewer measured values than this per free parameter draws a warning.
+ROWS_PER_PARAM = 5
+
+#: Forward-difference step of the Jacobian, in log units of each parameter.
+STEP = 1e-3
 
 #: Upper bounds of parameters that are fractions.
 UPPER: dict[str, float] = {}
@@ -70,7 +86,8 @@ class FarReachFitter:
 
     def __init__(self, priors: str | None = None, free: Sequence[str] | None = None,
                  name: str = "tofino-testbed", f_scale: float = 0.1, max_nfev: int = 60,
-                 n_jobs: int | None = None, command: str | None = None):
+                 n_jobs: int | None = None, command: str | None = None, progress: bool = False):
+        self.progress = progress
         self.priors = priors
         self.n_jobs = n_jobs
         self.command = command
@@ -101,19 +118,61 @@ class FarReachFitter:
 
         base = prior
         x0 = np.log([base[k] for k in free])
+        n_obs = sum(len(_row_columns(t)) for t in targets)
+        self.warnings_ = []
+        if n_obs < ROWS_PER_PARAM * len(free):
+            self.warnings_.append(
+                f"{n_obs} measured values for {len(free)} free parameters (fewer than "
+                f"{ROWS_PER_PARAM} per parameter): the priors, not the rows, set the "
+                "poorly constrained parameters; judge this profile by cross-validation")
 
         upper = np.array([min(x + 4.0, math.log(UPPER[k])) if k in UPPER else x + 4.0
                           for k, x in zip(free, x0)])
         with _Pool(targets, self.n_jobs) as pool:
-            def residuals(theta: np.ndarray) -> np.ndarray:
-                prof = base.with_values(dict(zip(free, np.exp(theta))), "fit")
-                return pool.residuals(prof)
+            def profile_at(theta: np.ndarray) -> Profile:
+                return base.with_values(dict(zip(free, np.exp(theta))), "fit")
 
-            sol = optimize.least_squares(residuals, x0, loss="soft_l1", f_scale=self.f_scale,
-                                         max_nfev=self.max_nfev, x_scale=1.0,
-                                         bounds=(x0 - 4.0, upper))
+            # The priors are part of the objective (a MAP fit): a parameter
+            # the rows barely constrain stays near its prior from the notes
+            # instead of wandering off to absorb noise (PRIOR_LOG_SD).
+            prior_w = NOISE_LOG_SD / PRIOR_LOG_SD
+
+            calls = [0]
+
+            def residuals(theta: np.ndarray) -> np.ndarray:
+                r = np.concatenate([pool.residuals([profile_at(theta)])[0],
+                                    prior_w * (theta - x0)])
+                calls[0] += 1
+                if self.progress:
+                    print(f"  fit step {calls[0]}/{self.max_nfev} (at most): "
+                          f"rms log error {math.sqrt(float(np.mean(r * r))):.4f}",
+                          file=sys.stderr, flush=True)
+                return r
+
+            def jacobian(theta: np.ndarray) -> np.ndarray:
+                # Forward differences in log space, every perturbed profile
+                # solved in the same batch as the centre (one solver pass).
+                steps = [theta] + [theta + STEP * e for e in np.eye(len(theta))]
+                res = pool.residuals([profile_at(t) for t in steps])
+                data = np.column_stack([(r - res[0]) / STEP for r in res[1:]])
+                return np.vstack([data, prior_w * np.eye(len(theta))])
+
+            sol = optimize.least_squares(residuals, x0, jac=jacobian, loss="soft_l1",
+                                         f_scale=self.f_scale, max_nfev=self.max_nfev,
+                                         x_scale=1.0, bounds=(x0 - 4.0, upper))
         values = dict(zip(free, np.exp(sol.x)))
         se = _stderr(sol)
+        cols = [c for t in targets for c in _row_columns(t)]
+        labels = [c for c, _ in cols] + [None] * len(free)
+        jac_values = sol.jac / np.exp(sol.x)          # d r / d value, as fitted_uncertainty takes
+        unc, _ = fitted_uncertainty(free, np.exp(sol.x), jac_values, sol.fun, labels)
+        # Noise per column from the unweighted log errors (the weights only
+        # balance the columns in the objective).
+        raw = sol.fun[:len(cols)] / np.array([w for _, w in cols])
+        noise = {}
+        for c in dict.fromkeys(c for c, _ in cols):
+            rr = raw[[i for i, (cc, _) in enumerate(cols) if cc == c]]
+            noise[c] = float(max(NOISE_LOG_SD, math.sqrt(float(np.mean(rr * rr)))))
         when = date.today().isoformat()
         sources = sorted({f"{r.get('__source__')}" for r, _, _ in targets})
         ids = [cell(r, "id", f"line{r.get('__line__')}") for r, _, _ in targets]
@@ -133,8 +192,9 @@ class FarReachFitter:
             "runs": ", ".join(sources),
             "rows": ", ".join(ids),
             "cost": float(sol.cost),
-        })
+        }, unc, noise)
         self.residuals_ = sol.fun
+        self.free_ = list(free)
         self.n_rows_ = len(targets)
         self.converged_ = bool(sol.success)
         return self
@@ -176,8 +236,21 @@ def _init_worker(targets) -> None:
 
 
 def _chunk_residuals(args) -> list:
-    idx, prof = args
-    return [_row_residuals(_TARGETS[i], prof) for i in idx]
+    idx, profiles = args
+    return _residuals_of([_TARGETS[i] for i in idx], profiles)
+
+
+def _residuals_of(targets, profiles) -> list:
+    """Residuals of each target under each profile: [profile][target] arrays.
+
+    All (row, profile) racks are solved as one batch
+    (:func:`model.solvers.predict_many`): a Jacobian costs a few batch
+    passes instead of one solve per row and parameter."""
+    pairs = [(t, p) for p in profiles for t in targets]
+    preds = predict_many([t[1] for t, _ in pairs], [p for _, p in pairs])
+    flat = [_row_residuals(t, pred) for (t, _), pred in zip(pairs, preds)]
+    n = len(targets)
+    return [flat[i * n:(i + 1) * n] for i in range(len(profiles))]
 
 
 class _Pool:
@@ -194,16 +267,19 @@ class _Pool:
                                           initargs=(self.targets,))
         return self
 
-    def residuals(self, prof: Profile) -> np.ndarray:
+    def residuals(self, profiles: Sequence[Profile]) -> list[np.ndarray]:
+        """One residual vector per profile, over all rows."""
         if self.ex is None:
-            return np.concatenate([_row_residuals(t, prof) for t in self.targets])
+            per = _residuals_of(self.targets, profiles)
+            return [np.concatenate(rows) for rows in per]
         # Interleave rows so the slow multi-server rows spread over workers.
         chunks = [list(range(i, len(self.targets), self.workers)) for i in range(self.workers)]
-        out: list = [None] * len(self.targets)
-        for idx, res in zip(chunks, self.ex.map(_chunk_residuals, [(c, prof) for c in chunks])):
-            for i, r in zip(idx, res):
-                out[i] = r
-        return np.concatenate(out)
+        out = [[None] * len(self.targets) for _ in profiles]
+        for idx, per in zip(chunks, self.ex.map(_chunk_residuals, [(c, profiles) for c in chunks])):
+            for k, rows in enumerate(per):
+                for i, r in zip(idx, rows):
+                    out[k][i] = r
+        return [np.concatenate(rows) for rows in out]
 
     def __exit__(self, *exc):
         if self.ex is not None:
@@ -211,12 +287,28 @@ class _Pool:
         return False
 
 
-def _row_residuals(target, prof: Profile) -> np.ndarray:
+def _row_columns(target) -> list[tuple[str, float]]:
+    """(noise key ``kind.column``, weight) of each residual of a row, in order."""
+    row, _, meas = target
+    kind = row.get("__kind__")
+    out = []
+    for c in meas:
+        if c not in WEIGHTS:
+            continue
+        if isinstance(meas[c], list):
+            n = len(meas[c])
+            out.extend([(f"{kind}.{c}", WEIGHTS[c] / math.sqrt(n))] * n)
+        else:
+            out.append((f"{kind}.{c}", WEIGHTS[c]))
+    return out
+
+
+def _row_residuals(target, prediction) -> np.ndarray:
     row, sc, meas = target
     cols = [c for c in meas if c in WEIGHTS]
     if not cols:
         return np.zeros(0)
-    pred = farreach_columns(predict(sc, prof), wait_stat(row))
+    pred = farreach_columns(prediction, wait_stat(row))
     res = []
     for c in cols:
         m, pv, w = meas[c], pred[c], WEIGHTS[c]

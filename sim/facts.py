@@ -61,8 +61,8 @@ SCENARIOS: dict[str, dict] = {
     "4096 clients, 16 MiB buffers": {"clients.threads": 4096, "servers.rcvbuf_kb": 16384},
     "timeout 5 ms": {"clients.timeout_ms": 5.0},
     # write-only traffic, WAL off: only the flush/stall mechanism acts
-    "write-only, 0.25 MiB memtables, flushnum 1, maxnum 2": {
-        "workload.read_ratio": 0.0, "storage.wal": False, "storage.memtable_mb": 0.25,
+    "write-only, 0.125 MiB memtables, flushnum 1, maxnum 2": {
+        "workload.read_ratio": 0.0, "storage.wal": False, "storage.memtable_mb": 0.125,
         "storage.flushnum": 1, "storage.maxnum": 2},
     "write-only, 64 MiB memtables": {"workload.read_ratio": 0.0, "storage.wal": False},
     # WAL off, so WAL-switch dips don't mask the trend
@@ -129,7 +129,7 @@ def false_positives(pf: Profile, seconds: float = 2.0, engine: str = "fast") -> 
 
 
 def memtable_stall(pf: Profile, seconds: float = 3.0, engine: str = "fast") -> dict:
-    small = _sim(scenario("write-only, 0.25 MiB memtables, flushnum 1, maxnum 2"), pf, seconds,
+    small = _sim(scenario("write-only, 0.125 MiB memtables, flushnum 1, maxnum 2"), pf, seconds,
                  engine=engine)
     large = _sim(scenario("write-only, 64 MiB memtables"), pf, seconds, engine=engine)
     return {"stall_frac_small": small.stall_fraction, "mops_small": small.throughput_mops,
@@ -210,7 +210,7 @@ def main(argv=None) -> int:
 
     f = memtable_stall(pf, 3.0 * s, e)
     print("\n4. Small memtables under heavy writes stall (write-only, WAL off)")
-    print(f"   0.25 MiB memtable, flushnum 1, maxnum 2: stalled {100 * f['stall_frac_small']:.1f}% "
+    print(f"   0.125 MiB memtable, flushnum 1, maxnum 2: stalled {100 * f['stall_frac_small']:.1f}% "
           f"of worker time, {f['flushes_small']:.0f} flushes, {f['mops_small']:.3f} MOPS; "
           f"64 MiB: stalled {100 * f['stall_frac_large_64mib']:.1f}%, {f['mops_large_64mib']:.3f} MOPS")
 

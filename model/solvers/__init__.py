@@ -15,10 +15,24 @@ analytic solver to them (tests/parity).
 
 from .analytic import AnalyticSolver
 
-__all__ = ["AnalyticSolver", "predict"]
+__all__ = ["AnalyticSolver", "predict", "predict_many"]
 
 
 def predict(scenario, profile):
     """The analytic prediction of a scenario under a profile (compile, then solve)."""
     from ..rack import compile_rack
     return AnalyticSolver().solve(compile_rack(scenario, profile))
+
+
+def predict_many(scenarios, profile):
+    """The analytic predictions of many scenarios under one profile, solved as one batch.
+
+    ``profile`` may also be a sequence of profiles, one per scenario (a fit's
+    finite differences solve one row under many profiles at once)."""
+    from ..rack import compile_rack
+    from .analytic import solve_many
+    scenarios = list(scenarios)
+    profiles = profile if isinstance(profile, (list, tuple)) else [profile] * len(scenarios)
+    if len(profiles) != len(scenarios):
+        raise ValueError("one profile per scenario, or one profile for all")
+    return solve_many([compile_rack(s, p) for s, p in zip(scenarios, profiles)])

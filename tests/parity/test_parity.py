@@ -28,9 +28,9 @@ KNOWN_MISSES = {
         "idle time of workers between block-driven loss",
     ("flush stalls", "wait_us"): "flush-capacity limit: stalls spread over the workers",
     ("flush stalls", "process_us"): "flush-capacity limit: stalls spread over the workers",
-    ("facts: write-only, 0.25 MiB memtables, flushnum 1, maxnum 2", "wait_us"):
+    ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "wait_us"):
         "flush-capacity limit: stalls spread over the workers",
-    ("facts: write-only, 0.25 MiB memtables, flushnum 1, maxnum 2", "process_us"):
+    ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "process_us"):
         "flush-capacity limit: stalls spread over the workers",
     ("WAL switch + slowdown", "wait_us"): "pile-up behind WAL blocks with 64 clients",
     ("oversubscribed cores", "wait_us"): "time slicing of two workers on one core",
