@@ -254,7 +254,8 @@ def _validate_cv(args) -> int:
     from .cv import cross_validate, format_cv
     from .runs_io import load_runs
     _, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
-    res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile})
+    res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile},
+                         progress=True)
     print(format_cv(res, per_row=not args.summary_only))
     if args.max_error is not None:
         bad = [f"out-of-sample median error of {k}.{c} is {s.median_ape:.1f}% > "

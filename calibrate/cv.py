@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import sys
 import statistics
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -289,7 +290,7 @@ def _measured(r: Row, col: str) -> float | None:
 
 def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
                    fitter_kwargs: Mapping[str, Any] | None = None,
-                   level: float = 0.9) -> CVResult:
+                   level: float = 0.9, progress: bool = False) -> CVResult:
     """Refit per fold and predict the held-out rows; errors per kind and column.
 
     ``rows`` carry ``__kind__`` (and ``__source__``/``__line__`` for messages),
@@ -312,17 +313,25 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
     folds = make_folds(rows, grouping)
     held: list[Held] = []
     profiles = []
-    for f in folds:
+    from model.row_prediction import predict_kind_rows
+    for n, f in enumerate(folds, start=1):
+        if progress:
+            print(f"fold {n}/{len(folds)} ({f.name}): fitting {len(f.train)} rows, "
+                  f"predicting {len(f.test)}", file=sys.stderr, flush=True)
         fitted = make().fit([rows[i] for i in f.train])
         prof = fitted.profile_
         profiles.append(prof)
+        by_kind: dict[str, list[int]] = {}
+        for i in f.test:
+            by_kind.setdefault(str(rows[i]["__kind__"]), []).append(i)
+        preds: dict[int, dict] = {}
+        for kname, idx in by_kind.items():
+            for i, p in zip(idx, predict_kind_rows(KINDS[kname], [rows[i] for i in idx], prof)):
+                preds[i] = p
         for i in f.test:
             r = rows[i]
             k = KINDS[str(r["__kind__"])]
-            try:
-                pred = k.predict_row(r, prof)
-            except InputError as exc:
-                raise exc.located(source=r.get("__source__"), line=_line(r)) from None
+            pred = preds[i]
             for c in k.measured:
                 m = _measured(r, c)
                 if m is None:

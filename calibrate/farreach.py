@@ -193,7 +193,7 @@ class FarReachFitter:
             "rows": ", ".join(ids),
             "cost": float(sol.cost),
         }, unc, noise)
-        self.residuals_ = sol.fun
+        self.residuals_ = sol.fun[:len(cols)]      # the data terms; the prior terms follow
         self.free_ = list(free)
         self.n_rows_ = len(targets)
         self.converged_ = bool(sol.success)

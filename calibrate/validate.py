@@ -103,6 +103,16 @@ def _predict_task(task: tuple) -> dict[str, Any]:
         raise exc.located(source=row.get("__source__"), line=int(row["__line__"])) from None
 
 
+def _progress_line(what: str):
+    """A ``progress(done, total)`` that rewrites one stderr line."""
+    import sys
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        print(f"\r{what}: {done}/{total} racks solved", end=end, file=sys.stderr, flush=True)
+    return show
+
+
 NOT_CONFIG = {"id", "note", "date", "repeat", "config_hash", "plan", "wait_stat",
               "completed", "elapsed_s", "worker_share", "external_cores", "response_us"}
 
@@ -168,8 +178,15 @@ def validate(profile: Profile, runs: str | Sequence[str], *, kind: str | None = 
         rows = aggregate_repeats(rows, k.measured)
     if n_jobs is None:
         n_jobs = 1 if len(rows) < 16 else None
-    preds = pmap(_predict_task, [(k.name, r, profile) for r in rows], cluster=cluster,
-                 n_jobs=n_jobs, progress=progress, desc="predicting")
+    if k.rack is not None:
+        # Rack kinds are solved as one batch (shared racks once), which beats
+        # spreading single solves over processes.
+        from model.row_prediction import predict_kind_rows
+        preds = predict_kind_rows(k, rows, profile,
+                                  progress=_progress_line("predicting") if progress else None)
+    else:
+        preds = pmap(_predict_task, [(k.name, r, profile) for r in rows], cluster=cluster,
+                     n_jobs=n_jobs, progress=progress, desc="predicting")
     cols = [c for c in k.measured if any(_values(r.get(c)) for r in rows)]
     out_rows = []
     for r, p in zip(rows, preds):

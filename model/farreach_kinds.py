@@ -16,10 +16,10 @@ from typing import Any
 from .columns import farreach_columns
 from .errors import InputError
 from .profile import Profile
-from .registry import RunKind, register
+from .registry import RackForm, RunKind, register
+from .row_prediction import rack_predict_row
 from .rows import Row, cell, choice, number
 from .scenario import Scenario
-from .solvers import predict
 
 FITTER = "calibrate.farreach:FarReachFitter"
 LAB_WORKLOAD = "lab"
@@ -88,28 +88,36 @@ def wait_stat(row: Row) -> str:
     return stat
 
 
-def _runs_row(row: Row, profile: Profile) -> dict[str, Any]:
+def _runs_scenarios(row: Row) -> list[Scenario]:
     sc = farreach_scenario(row)
-    p = predict(sc, profile)
-    out = {f"pred_{k}": v for k, v in farreach_columns(p, wait_stat(row)).items()
-           if k in RUNS_MEASURED}
-    if sc.switch.cache:
-        base = predict(sc.updated({"switch.cache": False}), profile)
-        out["pred_runtime_x"] = p.throughput_mops / base.throughput_mops
+    wait_stat(row)                       # checked before any solving
+    # A cached row's runtime_x is against NoCache with the same settings; rows
+    # that share those settings share the baseline (solved once per batch).
+    return [sc, sc.updated({"switch.cache": False})] if sc.switch.cache else [sc]
+
+
+def _runs_columns(row: Row, preds: list) -> dict[str, Any]:
+    p = preds[0]
+    out = {k: v for k, v in farreach_columns(p, wait_stat(row)).items() if k in RUNS_MEASURED}
+    if len(preds) > 1:
+        out["runtime_x"] = p.throughput_mops / preds[1].throughput_mops
     else:
-        out["pred_runtime_x"] = 1.0
-        out["pred_normalized_x"] = 1.0
+        out["runtime_x"] = 1.0
+        out["normalized_x"] = 1.0
     return out
 
 
-def _tuning_row(row: Row, profile: Profile) -> dict[str, Any]:
-    p = predict(farreach_scenario(row), profile)
-    return {"pred_mops": p.throughput_mops}
+def _one_scenario(row: Row) -> list[Scenario]:
+    return [farreach_scenario(row)]
 
 
-def _breakdown_row(row: Row, profile: Profile) -> dict[str, Any]:
-    cols = farreach_columns(predict(farreach_scenario(row), profile))
-    return {f"pred_{k}": cols[k] for k in BREAKDOWN_MEASURED}
+def _tuning_columns(row: Row, preds: list) -> dict[str, Any]:
+    return {"mops": preds[0].throughput_mops}
+
+
+def _breakdown_columns(row: Row, preds: list) -> dict[str, Any]:
+    cols = farreach_columns(preds[0])
+    return {k: cols[k] for k in BREAKDOWN_MEASURED}
 
 
 RUNS_MEASURED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos",
@@ -123,7 +131,8 @@ register(RunKind(
     signature=frozenset({"system", "servers", "clients", "memtable_mb", "seq_check", "wait_stat"}),
     profile="tofino-testbed",
     measured=RUNS_MEASURED,
-    predict_row=_runs_row, fitter=FITTER,
+    predict_row=rack_predict_row("farreach_runs"), fitter=FITTER,
+    rack=RackForm(_runs_scenarios, _runs_columns),
     description="summarised runs of the switch-cached KV rack"))
 
 register(RunKind(
@@ -131,7 +140,8 @@ register(RunKind(
     signature=frozenset({"system", "servers", "clients", "memtable_mb", "variant"}),
     profile="tofino-testbed",
     measured=("mops",),
-    predict_row=_tuning_row, fitter=FITTER,
+    predict_row=rack_predict_row("farreach_tuning"), fitter=FITTER,
+    rack=RackForm(_one_scenario, _tuning_columns),
     description="16-server memtable tuning series"))
 
 register(RunKind(
@@ -139,5 +149,6 @@ register(RunKind(
     signature=frozenset({"system", "servers", "clients", "server_wait_avg", "server_process_avg"}),
     profile="tofino-testbed",
     measured=BREAKDOWN_MEASURED,
-    predict_row=_breakdown_row, fitter=FITTER,
+    predict_row=rack_predict_row("farreach_breakdown"), fitter=FITTER,
+    rack=RackForm(_one_scenario, _breakdown_columns),
     description="client/server min-max-avg breakdowns"))

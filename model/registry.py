@@ -21,6 +21,19 @@ Row = Mapping[str, str]
 
 
 @dataclass(frozen=True)
+class RackForm:
+    """How a kind's row maps onto the rack model, so rows can be solved in batches.
+
+    ``scenarios(row)`` lists the racks one row needs (a FarReach row also its
+    NoCache baseline); ``columns(row, predictions)`` turns their predictions
+    (same order) into ``{column: value}`` without the ``pred_`` prefix.
+    :mod:`model.row_prediction` dedupes the racks of many rows, solves them
+    in one batch with their interval sigma points, and adds intervals."""
+    scenarios: Callable[[Row], list]
+    columns: Callable[[Row, list], dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class RunKind:
     name: str
     signature: frozenset[str]            # columns that identify the kind
@@ -31,6 +44,7 @@ class RunKind:
     fitter: str = ""                     # "module:Class" of the fitter that calibrates it
     fitter_args: dict = field(default_factory=dict)   # constructor arguments the kind fixes
     extra: dict = field(default_factory=dict)
+    rack: RackForm | None = None         # set for kinds predicted by the rack model
 
 
 KINDS: dict[str, RunKind] = {}

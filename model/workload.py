@@ -530,8 +530,31 @@ def evaluate_scenario(scenario, source=None, **kw) -> WorkloadResult:
 
 
 # ------------------------------------------------------------ memtable hits
+#: (id(result), window bytes, lookups) -> (result, fractions): compiling a rack
+#: under many profiles (fits, interval sigma points) asks the same question.
+_WINDOW_CACHE: dict = {}
+_WINDOW_CACHE_MAX = 8192
+
+
 def window_hit_fraction(result: WorkloadResult, window_writes, *, server: int | None = None,
                         lookups: str = "reads"):
+    n = None if result.win_read_mass is None else result.win_read_mass.shape[0]
+    if n is None or lookups not in ("reads", "writes"):
+        return _window_hit_fraction(result, window_writes, server=server, lookups=lookups)
+    w = np.ascontiguousarray(np.broadcast_to(np.asarray(window_writes, dtype=float), (n,)))
+    key = (id(result), w.tobytes(), lookups)
+    hit = _WINDOW_CACHE.get(key)
+    if hit is None or hit[0] is not result:
+        if len(_WINDOW_CACHE) >= _WINDOW_CACHE_MAX:
+            _WINDOW_CACHE.clear()
+        hit = (result, _window_hit_fraction(result, w, lookups=lookups))
+        _WINDOW_CACHE[key] = hit
+    out = hit[1]
+    return float(out[server]) if server is not None else out.copy()
+
+
+def _window_hit_fraction(result: WorkloadResult, window_writes, *, server: int | None = None,
+                         lookups: str = "reads"):
     """Fraction of a server's lookups whose key was written within the last
     ``window_writes`` writes to that server (docs/workload.md, section 7).
 

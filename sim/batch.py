@@ -11,11 +11,12 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from model.errors import InputError
 from model.profile import Profile
 from model.kinds import RunKind, detect
+from model.row_prediction import predict_kind_rows
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -49,18 +50,20 @@ def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
-                 source: str, progress: bool = False) -> Iterator[dict[str, Any]]:
-    it = rows
+                 source: str, progress: bool = False,
+                 intervals: bool = True) -> list[dict[str, Any]]:
+    """``pred_`` columns of every row (rack kinds solved as one batch)."""
+    show = None
     if progress and len(rows) > 20:
         from tqdm import tqdm
-        it = tqdm(rows, desc=f"predicting {kind.name}", unit="row")
-    for row in it:
-        line = int(row["__line__"])
-        try:
-            preds = kind.predict_row(row, profile)
-        except InputError as exc:
-            raise exc.located(source=source, line=line) from None
-        yield preds
+        bar = tqdm(desc=f"predicting {kind.name}", unit="rack" if kind.rack else "row")
+
+        def show(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+            if done >= total:
+                bar.close()
+    return predict_kind_rows(kind, rows, profile, source, intervals=intervals, progress=show)
 
 
 def format_value(v: Any) -> str:
@@ -76,13 +79,13 @@ def format_value(v: Any) -> str:
 
 
 def run_batch(runs: str, out: str, profile: Profile | None = None,
-              progress: bool = True) -> tuple[RunKind, int]:
+              progress: bool = True, intervals: bool = True) -> tuple[RunKind, int]:
     header, rows = read_runs(runs)
     kind = detect(header, source=runs)
     profile = profile or Profile.load(kind.profile)
     pred_cols: list[str] = []
     results = []
-    for preds in predict_rows(kind, rows, profile, runs, progress):
+    for preds in predict_rows(kind, rows, profile, runs, progress, intervals):
         for k in preds:
             if k in header:
                 # Writing over it would lose the user's column; keeping it

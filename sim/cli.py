@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="OUT.csv", help="batch output CSV (with --runs)")
     p.add_argument("--seconds", type=float, default=10.0, help="simulated seconds (--engine sim)")
     p.add_argument("--seed", type=int, default=1, help="random seed (--engine sim)")
+    p.add_argument("--no-intervals", dest="intervals", action="store_false",
+                   help="skip the 90 %% prediction intervals (with --runs the "
+                        "pred_<column>_lo/_hi columns): about 9x less solving")
     s = sub.add_parser("simulate", help="discrete-event simulation with a per-second timeline")
     _common(s)
     s.add_argument("--seconds", type=float, default=10.0, help="simulated seconds")
@@ -78,7 +81,7 @@ def _predict(args) -> int:
                              field="--runs")
         from .batch import run_batch
         profile = Profile.load(args.profile) if args.profile else None
-        kind, n = run_batch(args.runs, args.out, profile)
+        kind, n = run_batch(args.runs, args.out, profile, intervals=args.intervals)
         print(f"predicted {n} rows of kind {kind.name} -> {args.out}", file=sys.stderr)
         if args.html:
             from reports import write_sweep_report
@@ -92,6 +95,13 @@ def _predict(args) -> int:
         from .run import simulate
         pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
                         progress=not args.json)
+    elif args.intervals:
+        from model.intervals import predict_with_intervals
+        ip = predict_with_intervals([sc], profile)[0]
+        pred = ip.prediction
+        if ip.mops_lo is not None:
+            pred.details["throughput_interval"] = {"lo_mops": ip.mops_lo, "hi_mops": ip.mops_hi,
+                                                   "level": ip.level}
     else:
         from model.solvers import predict
         pred = predict(sc, profile)
@@ -145,6 +155,14 @@ def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
         print(f"report written to {args.html}", file=sys.stderr)
 
 
+def _interval(pred: Prediction) -> str:
+    iv = pred.details.get("throughput_interval") if isinstance(pred.details, dict) else None
+    if not iv:
+        return ""
+    return (f"  ({100 * iv['level']:.0f} % interval {iv['lo_mops']:.4f} - "
+            f"{iv['hi_mops']:.4f} MOPS: a new run of this rack)")
+
+
 def _us(v: float) -> str:
     return f"{v:,.2f} us" if math.isfinite(v) else "idle (no requests)"
 
@@ -161,7 +179,7 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"{sc.workload.distribution} workload ({pred_source(sc)})",
         f"engine {pred.engine}, profile '{profile.name}'",
         "",
-        f"  throughput           {pred.throughput_mops:.4f} MOPS",
+        f"  throughput           {pred.throughput_mops:.4f} MOPS{_interval(pred)}",
         f"  cache hit ratio      {100 * pred.cache_hit_ratio:.1f} %",
         f"  normalized thrpt     {pred.normalized_x:.3f} x over NoCache",
         f"  client send          {_us(pred.client.send_us)}",

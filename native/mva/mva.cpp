@@ -79,28 +79,33 @@ void recursion_batch(std::size_t R, std::size_t m, const double* v, const double
                      const double* Z, const long* N, const unsigned char* active, long Nmax,
                      double* x_hist, double* r_out, double* q, double* u) {
     std::vector<double> slow(m), vA(m);
+    std::vector<std::size_t> visited;     // stations this rack visits (the rest is padding or idle)
+    visited.reserve(m);
     for (std::size_t row = 0; row < R; ++row) {
         if (!active[row]) continue;
         const std::size_t o = row * m;
         double* rr = r_out + o;
         double* qq = q + o;
         double* uu = u + o;
+        visited.clear();
         for (std::size_t i = 0; i < m; ++i) {
             slow[i] = 1.0 / std::max(1.0 - Uo[o + i], 1e-9);
             vA[i] = v[o + i] * A[o + i];
             qq[i] = 0.0;
             uu[i] = 0.0;
-            rr[i] = S[o + i] * slow[i];
+            // an unvisited station never holds a client: its residence stays S/(1-Uo) + V
+            rr[i] = S[o + i] * slow[i] + V[o + i];
+            if (v[o + i] != 0.0) visited.push_back(i);
         }
         double* xh = x_hist + row * static_cast<std::size_t>(Nmax);
         for (long n = 1; n <= N[row]; ++n) {
             double cycle = Z[row];
-            for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t i : visited) {
                 rr[i] = (S[o + i] + A[o + i] * qq[i] + C[o + i] * uu[i]) * slow[i] + V[o + i];
                 cycle += v[o + i] * rr[i];
             }
             const double x = static_cast<double>(n) / cycle;
-            for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t i : visited) {
                 qq[i] = x * v[o + i] * rr[i];
                 uu[i] = x * vA[i];
             }

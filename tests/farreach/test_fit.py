@@ -50,7 +50,8 @@ def test_recovers_known_parameters(tmp_path):
 def test_estimator_conventions_and_bad_rows():
     fz = FarReachFitter(free=["base_us"], n_jobs=1)
     assert vars(fz) == {"priors": None, "free": ["base_us"], "name": "tofino-testbed",
-                        "f_scale": 0.1, "max_nfev": 60, "n_jobs": 1, "command": None}
+                        "f_scale": 0.1, "max_nfev": 60, "n_jobs": 1, "command": None,
+                        "progress": False}
     assert not any(k.endswith("_") for k in vars(fz))
     with pytest.raises(InputError, match="no FarReach rows"):
         fz.fit([{"__kind__": "morphling_c"}])

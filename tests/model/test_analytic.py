@@ -123,7 +123,9 @@ def test_read_only_cache_answers_only_reads(profile):
 
 
 def test_bottleneck_names_every_worker_of_a_balanced_rack(profile):
-    p = predict(Scenario.default(), profile)
+    # large receive buffers: no loss, so the (equally busy) workers limit
+    p = predict(Scenario.default().updated({"servers.rcvbuf_kb": 16384}), profile)
+    assert p.pktloss < 1.0
     b = p.bottleneck
     assert b.kind == "server"
     assert b.servers == list(range(16))

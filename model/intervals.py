@@ -1,0 +1,161 @@
+"""Prediction intervals of the rack model by sigma points (issue 13).
+
+A fitted profile carries the covariance of its parameters' logarithms
+(``[uncertainty]``) and the run-to-run scatter of each measured column
+(``[noise]``, a log-sd); see :mod:`model.uncertainty`. The other reference
+systems turn them into intervals by Monte Carlo (200 model evaluations per
+row). For the rack that would cost 200 solves per configuration, so here the
+parameter part is propagated by the delta method along the principal axes of
+the covariance:
+
+* the covariance's eigen-directions with the largest spread (at most
+  :data:`DIRECTIONS`; the rest carry little of the variance, which is
+  checked against the total and reported in ``captured``) give sigma points
+  theta +- sqrt(lambda_k) v_k;
+* every configuration is solved at the centre and at each sigma point, all
+  in one batch (:func:`model.solvers.predict_many`);
+* the log-sd of an output from the parameters is
+  sqrt(sum_k ((log f(+k) - log f(-k)) / 2)^2), combined with the column's
+  noise in quadrature, and the interval is f * exp(+- z * sd), z = 1.645 for
+  90 %.
+
+The interval is where a new measurement of that configuration is expected,
+not where the mean is: the noise term usually dominates.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from .profile import Profile
+from .uncertainty import noise_of
+
+__all__ = ["DIRECTIONS", "Z90", "sigma_profiles", "log_sd", "interval",
+           "IntervalPrediction", "predict_with_intervals"]
+
+#: Sigma directions used at most (each costs two solves per configuration).
+DIRECTIONS = 4
+
+#: Two-sided 90 % normal quantile.
+Z90 = 1.6448536269514722
+
+
+def sigma_profiles(profile: Profile, directions: int = DIRECTIONS) -> tuple[list[Profile], float]:
+    """([plus_1, minus_1, plus_2, minus_2, ...], share of the log-variance captured).
+
+    Empty when the profile has no [uncertainty]."""
+    u = profile.uncertainty
+    if not u or not u["params"]:
+        return [], 1.0
+    names = list(u["params"])
+    cov = np.asarray(u["log_covariance"], dtype=float)
+    lam, vec = np.linalg.eigh((cov + cov.T) / 2.0)
+    order = [i for i in np.argsort(lam)[::-1] if lam[i] > 1e-12][:directions]
+    total = float(np.sum(np.clip(lam, 0.0, None)))
+    captured = float(sum(lam[i] for i in order) / total) if total > 0 else 1.0
+    centre = np.log([profile[n] for n in names])
+    out = []
+    for i in order:
+        step = math.sqrt(lam[i]) * vec[:, i]
+        for sign in (1.0, -1.0):
+            out.append(profile.with_values(dict(zip(names, np.exp(centre + sign * step))),
+                                           "sigma point"))
+    return out, captured
+
+
+def log_sd(centre: float, at_points: Sequence[float]) -> float | None:
+    """Log-sd of an output from its values at the sigma points (pairs +, -).
+
+    None when the output is not positive and finite everywhere (no log)."""
+    vals = [centre, *at_points]
+    if not all(isinstance(v, (int, float)) and math.isfinite(v) and v > 0 for v in vals):
+        return None
+    var = 0.0
+    for k in range(0, len(at_points), 2):
+        var += ((math.log(at_points[k]) - math.log(at_points[k + 1])) / 2.0) ** 2
+    return math.sqrt(var)
+
+
+def interval(value: float, param_sd: float, noise_sd: float, z: float = Z90) -> tuple[float, float]:
+    sd = math.hypot(param_sd, noise_sd)
+    return value * math.exp(-z * sd), value * math.exp(z * sd)
+
+
+def columns_with_intervals(centre: Mapping[str, Any], at_points: Sequence[Mapping[str, Any]],
+                           profile: Profile, kind: str | None, z: float = Z90) -> dict[str, Any]:
+    """``pred_X`` of ``centre`` plus ``pred_X_lo``/``pred_X_hi`` where an interval exists.
+
+    ``centre`` and each of ``at_points`` map column -> value (without ``pred_``)."""
+    out: dict[str, Any] = {f"pred_{c}": v for c, v in centre.items()}
+    if not profile.uncertainty and not profile.noise:
+        return out
+    for c, v in centre.items():
+        if isinstance(v, (list, tuple)):
+            continue
+        sd = log_sd(v, [p.get(c) for p in at_points]) if at_points else 0.0
+        noise = noise_of(profile, c, kind)
+        if sd is None or (sd == 0.0 and noise == 0.0):
+            continue
+        out[f"pred_{c}_lo"], out[f"pred_{c}_hi"] = interval(v, sd, noise, z)
+    return out
+
+
+@dataclass(frozen=True)
+class IntervalPrediction:
+    """A prediction and the interval of its throughput (MOPS)."""
+    prediction: Any            # model.prediction.Prediction
+    mops_lo: float | None      # None: the profile carries no uncertainty
+    mops_hi: float | None
+    level: float = 0.9
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.prediction.to_dict()
+        d["throughput_mops_interval"] = {"lo": self.mops_lo, "hi": self.mops_hi,
+                                         "level": self.level, "unit": "MOPS"}
+        return d
+
+
+def predict_with_intervals(scenarios: Sequence[Any], profile: Profile, z: float = Z90,
+                           kind: str = "farreach_runs",
+                           progress: Callable[[int, int], None] | None = None
+                           ) -> list[IntervalPrediction]:
+    """Each scenario's prediction with a 90 % interval on its throughput.
+
+    All scenarios at the centre and every sigma point are solved as one batch.
+    The throughput noise is the profile's ``<kind>.mops`` (FarReach runs by
+    default: a full-rack run)."""
+    from .solvers import predict_many
+    scenarios = list(scenarios)
+    points, _ = sigma_profiles(profile)
+    preds = solve_grid(scenarios, [profile, *points], predict_many, progress)
+    out = []
+    level = 2.0 * _norm_cdf(z) - 1.0
+    for i, p in enumerate(preds[0]):
+        cols = columns_with_intervals({"mops": p.throughput_mops},
+                                      [{"mops": q[i].throughput_mops} for q in preds[1:]],
+                                      profile, kind, z)
+        out.append(IntervalPrediction(p, cols.get("pred_mops_lo"), cols.get("pred_mops_hi"), level))
+    return out
+
+
+def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_many,
+               progress: Callable[[int, int], None] | None = None,
+               chunk: int = 512) -> list[list[Any]]:
+    """predictions[profile][scenario]: every pair solved in batches of ``chunk`` racks."""
+    pairs = [(s, p) for p in profiles for s in scenarios]
+    flat: list[Any] = []
+    for a in range(0, len(pairs), chunk):
+        part = pairs[a:a + chunk]
+        flat.extend(predict_many([s for s, _ in part], [p for _, p in part]))
+        if progress is not None:
+            progress(len(flat), len(pairs))
+    n = len(scenarios)
+    return [flat[k * n:(k + 1) * n] for k in range(len(profiles))]
+
+
+def _norm_cdf(z: float) -> float:
+    return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))

@@ -1,0 +1,73 @@
+"""Predicting many rows of a run kind at once (batch, validate, cross-validation).
+
+A kind with a rack form (:class:`model.registry.RackForm`) is predicted in
+batches: the racks every row needs are collected and deduplicated (rows that
+share a configuration, and the NoCache baseline of every FarReach row with
+the same settings, are solved once), then solved together at the profile's
+centre and at each interval sigma point (:mod:`model.intervals`) by
+:func:`model.solvers.predict_many`. Other kinds go row by row through their
+``predict_row``. Either way the result of a row is ``{"pred_<col>": value,
+"pred_<col>_lo"/"_hi": ...}``, and an error names the file, line and field.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from .errors import InputError
+from .intervals import columns_with_intervals, sigma_profiles, solve_grid
+from .profile import Profile
+from .registry import RunKind
+
+__all__ = ["predict_kind_rows", "rack_predict_row"]
+
+Progress = Callable[[int, int], None]
+
+
+def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
+                      source: str | None = None, intervals: bool = True,
+                      progress: Progress | None = None) -> list[dict[str, Any]]:
+    """``pred_`` columns of every row, in order. ``progress(done, total)`` is
+    called as work completes (racks solved, or rows for row-by-row kinds)."""
+    if kind.rack is None:
+        out = []
+        for i, row in enumerate(rows):
+            out.append(_located(lambda: kind.predict_row(row, profile), row, source))
+            if progress is not None:
+                progress(i + 1, len(rows))
+        return out
+    form = kind.rack
+    # Every row's racks first: a bad row fails before any solving.
+    needs = [_located(lambda: form.scenarios(row), row, source) for row in rows]
+    unique = list(dict.fromkeys(s for ss in needs for s in ss))
+    points = sigma_profiles(profile)[0] if intervals else []
+    from .solvers import predict_many
+    grid = solve_grid(unique, [profile, *points], predict_many, progress)
+    index = {s: i for i, s in enumerate(unique)}
+    out = []
+    for row, ss in zip(rows, needs):
+        at = [[g[index[s]] for s in ss] for g in grid]
+        centre = _located(lambda: form.columns(row, at[0]), row, source)
+        others = [form.columns(row, a) for a in at[1:]]
+        if intervals:
+            out.append(columns_with_intervals(centre, others, profile, kind.name))
+        else:
+            out.append({f"pred_{c}": v for c, v in centre.items()})
+    return out
+
+
+def rack_predict_row(kind_name: str) -> Callable[[dict, Profile], dict[str, Any]]:
+    """A ``predict_row`` for a rack kind: the one-row case of :func:`predict_kind_rows`."""
+    def predict_row(row, profile):
+        from .kinds import get
+        return predict_kind_rows(get(kind_name), [row], profile)[0]
+    return predict_row
+
+
+def _located(fn, row, source):
+    try:
+        return fn()
+    except InputError as exc:
+        line = row.get("__line__")
+        raise exc.located(source=source or row.get("__source__"),
+                          line=int(line) if line and str(line).isdigit() else None) from None
