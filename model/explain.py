@@ -180,23 +180,29 @@ class Explanation:
         """Bars (label, x) from the runtime gain up to the normalized gain; they add
         up to :attr:`gap_x`. ``method``: ``alone`` (with the interactions as their
         own bar), ``cumulative`` or ``shapley``."""
+        return [(lbl, v) for _, lbl, v in self.bars(method)]
+
+    def bars(self, method: str = "alone") -> list[tuple[str, str, float]]:
+        """:meth:`waterfall` with each bar's key first: (key, label, x)."""
         if method == "alone":
-            bars = [(p.label, p.alone_x) for p in self.parts]
-            bars.append(("interactions (all off beyond the sum of the alone parts)",
+            bars = [(p.key, p.label, p.alone_x) for p in self.parts]
+            bars.append(("interactions",
+                         "interactions (all off beyond the sum of the alone parts)",
                          self.interactions_x))
         elif method == "cumulative":
-            bars = [(p.label, p.cumulative_x) for p in self.parts]
+            bars = [(p.key, p.label, p.cumulative_x) for p in self.parts]
         elif method == "shapley":
             if not self.shapley:
                 raise InputError("Shapley values were not computed (explain(..., shapley=True))",
                                  field="method")
-            bars = [(p.label, float(p.shapley_x or 0.0)) for p in self.parts]
+            bars = [(p.key, p.label, float(p.shapley_x or 0.0)) for p in self.parts]
         else:
             raise InputError(f"unknown method {method!r}; allowed: alone, cumulative, shapley",
                              field="method")
-        bars.append((f"closed loop: too few clients ({self.threads:,} of {self.ideal_threads:,} "
-                     "threads that saturate every worker)", self.closed_loop_x))
-        bars.append(("remainder (numerical)", self.remainder_x))
+        bars.append(("clients", f"closed loop: too few clients ({self.threads:,} of "
+                     f"{self.ideal_threads:,} threads that saturate every worker)",
+                     self.closed_loop_x))
+        bars.append(("remainder", "remainder (numerical)", self.remainder_x))
         return bars
 
     def sentences(self) -> list[str]:
@@ -226,6 +232,18 @@ class Explanation:
                        f"{self.interactions_x:+.3f}x beyond the sum of their alone parts "
                        "(run with --shapley to share it out).")
         return out
+
+    def to_frame(self, method: str | None = None):
+        """The waterfall as a pandas DataFrame indexed by part key: one row per bar
+        (``x`` in gain units, ``share_pct`` of the gap), then the gap itself."""
+        import pandas as pd
+        method = method or ("shapley" if self.shapley else "alone")
+        rows = [{"part": key, "label": lbl, "x": v,
+                 "share_pct": 100 * v / self.gap_x if self.gap_x else math.nan}
+                for key, lbl, v in self.bars(method)]
+        rows.append({"part": "gap", "label": "gap (normalized - runtime gain)", "x": self.gap_x,
+                     "share_pct": 100.0})
+        return pd.DataFrame(rows).set_index("part")
 
     def to_dict(self) -> dict[str, Any]:
         return {
