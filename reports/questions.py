@@ -288,14 +288,60 @@ def tune_sections(t, figs: _Figures | None = None) -> list[dict]:
                     if t.start_interval else "")),
             _kpi("predicted gain", f"{t.gain_pct:+.1f} %", "tuned vs given"),
             _kpi("evaluations", f"{t.evaluations}", f"{t.method}")]
-    rows = [[k, _n(t.start_values[k]), _n(t.best_values[k]), t.ranges[k]] for k in t.keys]
-    table = _table(["setting", "given", "tuned", "searched"], rows, sortable=False)
+    rows = [[k, _n(t.start_values[k]), _n(t.best_values[k]), _key_unit(k) or "–", t.ranges[k]]
+            for k in t.keys]
+    rows.append(["throughput", f"{t.start_mops:.4f}", f"{t.best_mops:.4f}", "MOPS", ""])
+    rows.append(["client latency", _n(t.start_latency_us), _n(t.best_latency_us), "µs",
+                 f"at most {t.max_latency_us:,.0f}" if t.max_latency_us is not None else ""])
+    table = _table(["setting", "given", "tuned", "unit", "searched"], rows, sortable=False)
     out = [{"id": "tune", "title": "Tuned configuration",
-            "intro": t.objective_text, "blocks": [{"kind": "kpis", "items": kpis}, table]}]
+            "intro": t.objective_text.replace(" us", " µs"),
+            "blocks": [{"kind": "kpis", "items": kpis}, table,
+                       figs.block(search_figure(t),
+                                  "Every configuration the search solved; the tuned one is the "
+                                  "large marker, the given one the open square.")]}]
     if t.explanation is not None:
         out += explain_sections(t.explanation, figs, "explain",
                                 "Why the tuned gain falls short of the normalized gain")
     return out
+
+
+def _key_unit(key: str) -> str:
+    from dataclasses import fields
+    from model.scenario import SECTIONS
+    sec, name = key.split(".")
+    return {f.name: f.metadata.get("unit") for f in fields(SECTIONS[sec])}.get(name) or ""
+
+
+def search_figure(t) -> dict | None:
+    """Throughput of every configuration solved against the first varied key."""
+    if not t.history:
+        return None
+    k = t.keys[0]
+    pts = [h for h in t.history if not isinstance(h[k], str)]
+    if not pts:
+        return None
+    unit = _key_unit(k)
+    xs = [float(h[k]) for h in pts]
+    hover = "<br>".join(f"{kk}=%{{customdata[{i}]}}" for i, kk in enumerate(t.keys))
+    data = [{"type": "scatter", "mode": "markers", "name": "solved",
+             "x": xs, "y": [h["throughput_mops"] for h in pts],
+             "customdata": [[str(h[kk]) for kk in t.keys] for h in pts],
+             "marker": {"color": PALETTE[0], "size": 7, "opacity": 0.6},
+             "hovertemplate": hover + "<br>%{y:.4f} MOPS<extra></extra>"},
+            {"type": "scatter", "mode": "markers", "name": "tuned",
+             "x": [float(t.best_values[k])], "y": [t.best_mops],
+             "marker": {"color": PALETTE[3], "size": 14, "symbol": "star"}},
+            {"type": "scatter", "mode": "markers", "name": "given",
+             "x": [float(t.start_values[k])], "y": [t.start_mops],
+             "marker": {"color": "#1a202c", "size": 11, "symbol": "square-open"}}]
+    lay = layout(f"Throughput of the configurations solved, against {k}",
+                 f"{k} ({unit})" if unit else k, "throughput (MOPS)",
+                 legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0})
+    if any(d.key == k and d.log for d in getattr(t, "dims", ())) or (
+            "log scale" in t.ranges[k]):
+        lay["xaxis"]["type"] = "log"
+    return {"data": data, "layout": lay}
 
 
 def write_tune_page(t, path: str | Path, title: str | None = None) -> Path:
