@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .figures import PALETTE, layout, ptext
-from .page import _Figures, _grid, _kpi, _table, _unique_ids, render, scenario_section, write
+from .page import _Figures, _kpi, _table, _unique_ids, render, scenario_section, write
 
 _KIND_COLOR = {"server": PALETTE[0], "clients": PALETTE[2], "timeouts": PALETTE[3],
                "write-stall": PALETTE[1], "wal-switch": PALETTE[5], "cores": PALETTE[4]}
