@@ -96,3 +96,34 @@ def test_sentences_and_dict(light):
     assert sum(b["x"] for b in d["waterfall"]) == pytest.approx(light.gap_x, abs=1e-9)
     text = " ".join(light.sentences())
     assert "too few clients" in text.lower() and "MOPS" in text
+
+
+@pytest.mark.parametrize("ext", ["html", "json", "csv"])
+def test_cli_table_and_outputs(tmp_path, capsys, ext):
+    from sim.cli import main
+    path = tmp_path / f"e.{ext}"
+    code = main(["explain", "--set", "clients=64", "--out", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 0 and str(path) in err
+    for words in ("normalized gain", "runtime gain", "x gain", "total = gap", "MOPS",
+                  "too few clients"):
+        assert words in out
+    text = path.read_text()
+    if ext == "html":
+        assert '"type":"waterfall"' in text and "Why the gain falls short" in text
+    elif ext == "json":
+        import json
+        d = json.loads(text)
+        assert sum(b["x"] for b in d["waterfall"]) == pytest.approx(d["gap_x"], abs=1e-9)
+    else:
+        assert text.splitlines()[0].startswith("part,key,present,alone_x")
+
+
+@pytest.mark.parametrize("argv,field", [(["--set", "cache=false"], "switch.cache"),
+                                        (["--set", "nosuch=1"], "nosuch"),
+                                        (["--out", "e.png"], "--out")])
+def test_cli_bad_input_exits_2(capsys, argv, field):
+    from sim.cli import main
+    code = main(["explain"] + argv)
+    _, err = capsys.readouterr()
+    assert code == 2 and f"'{field}'" in err and "Traceback" not in err
