@@ -1,4 +1,5 @@
-"""Command line: ``python -m sim predict``, ``simulate``, ``workload`` and ``workload-fit``.
+"""Command line: ``python -m sim predict``, ``simulate``, ``workload``, ``workload-fit``,
+``sweep`` (sim/sweep.py), ``explain`` (sim/explain_cli.py) and ``tune`` (sim/tune.py).
 
 Bad input (scenario keys, --set values, profiles, runs CSVs) prints one
 message naming the file, line and field, and exits with code 2.
@@ -54,6 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compiled engine (default) or the SimPy reference engine")
     from .workload_cli import add_parsers
     add_parsers(sub)
+    # the question commands (docs/api.md has the same from Python)
+    from . import explain_cli, sweep, tune
+    sweep.add_parser(sub)
+    explain_cli.add_parser(sub)
+    tune.add_parser(sub)
     return ap
 
 
@@ -69,6 +75,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("workload", "workload-fit"):
         from .workload_cli import run
         return run_command(lambda: run(args))
+    if args.command in ("sweep", "explain", "tune"):
+        from . import explain_cli, sweep, tune
+        mod = {"sweep": sweep, "explain": explain_cli, "tune": tune}[args.command]
+        return run_command(lambda: mod.run(args))
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 

@@ -34,7 +34,7 @@ Per-event form: :func:`reply_completes`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -81,6 +81,23 @@ def compile_clients(scenario, pr) -> ClientSpec:
         retry=RETRY_MODES[c.retry],
         send_us=send_cost_us(c.threads, pr["send_base_us"], pr["send_per_thread_us"]),
         hit_rtt_us=pr["hit_rtt_us"], miss_rtt_us=pr["miss_rtt_us"])
+
+
+# Mechanism switches for ``python -m sim explain`` (model/explain.py). A finite
+# stand-in for "no timeout" keeps every solver's arithmetic finite.
+NO_TIMEOUT_US = 1e12        # 11.6 days: no reply is ever that late
+
+
+def without_timeouts(c: ClientSpec) -> ClientSpec:
+    """Clients that never time out, so never resend."""
+    return replace(c, timeout_us=max(c.timeout_us, NO_TIMEOUT_US))
+
+
+def with_threads(c: ClientSpec, threads: int) -> ClientSpec:
+    """``threads`` client threads at the same per-send cost (the send cost of
+    the original thread count: more threads here means "enough to saturate",
+    not busier client NICs)."""
+    return replace(c, threads=int(threads))
 
 
 # ---------------------------------------------------------------- mean-value form

@@ -33,7 +33,7 @@ shared). Per-event form: :func:`write_start`, :func:`write_done`,
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -116,6 +116,19 @@ def compile_lsm(scenario, pr) -> LsmSpec:
         flush_fixed_us=pr["flush_fixed_ms"] * 1e3, disk_bytes_per_us=pr["disk_mbps"] * MIB / 1e6,
         wamp=pr["compaction_wamp"], slowdown_bytes_per_us=pr["slowdown_mbps"] * MIB / 1e6,
         bg_threads=int(scenario.servers.bg_threads))
+
+
+# Mechanism switch for ``python -m sim explain`` (model/explain.py): the rack
+# without storage stalls. Flushes and compaction still run (and still count as
+# background threads on the cores); only their effect on writes is removed.
+NO_STALL_MAXNUM = 1 << 30
+
+
+def without_stalls(spec: LsmSpec) -> LsmSpec:
+    """``spec`` with WAL switches that cost nothing, and no write stop or slowdown
+    (immutables never reach maxnum)."""
+    return replace(spec, wal_block_base_us=0.0, wal_block_us_per_mbps=0.0,
+                   maxnum=max(spec.maxnum, NO_STALL_MAXNUM))
 
 
 def wal_block_us(wal, base_us, per_mbps, machine_write_mbps):

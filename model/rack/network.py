@@ -17,7 +17,7 @@ distribution an arrival sees). Per-event form: :func:`admits`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,6 +41,15 @@ class NetworkSpec:
 def compile_network(scenario, pr) -> NetworkSpec:
     pkts = scenario.servers.rcvbuf_kb * 1024.0 / pr["rcvbuf_pkt_bytes"]
     return NetworkSpec(buffer_pkts=int(math.floor(pkts)), loss_rate=float(scenario.network.loss_rate))
+
+
+# Mechanism switch for ``python -m sim explain`` (model/explain.py).
+def without_loss(n: NetworkSpec, threads: int) -> NetworkSpec:
+    """No lost packets: a loss-free wire and a receive buffer that never fills
+    (pair it with :func:`model.rack.clients.without_timeouts`). Twice the
+    clients: the queue an arrival finds plus the arrivals during a block can
+    never reach it, so the mean-value overflow terms are exactly zero too."""
+    return replace(n, buffer_pkts=max(n.buffer_pkts, 2 * int(threads) + 2), loss_rate=0.0)
 
 
 # ---------------------------------------------------------------- per-event form

@@ -27,7 +27,7 @@ Per-event form: :func:`draw_station`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -114,6 +114,12 @@ def compile_placement(scenario, pr, wres) -> PlacementSpec:
         cached_keys=int(wres.cached_keys), machine_of=machine_of, machines=max(machine_of) + 1,
         evict_per_us=float(evict), evict_probs=tuple(map(float, ev)),
         workload_source=str(wres.source), keys=KeySampler(w, sw, int(sv.count)))
+
+
+# Mechanism switch for ``python -m sim explain`` (model/explain.py).
+def without_writebacks(p: PlacementSpec) -> PlacementSpec:
+    """No write-backs of evicted dirty keys (the open class of extra writes)."""
+    return replace(p, evict_per_us=0.0)
 
 
 # ---------------------------------------------------------------- per-event form

@@ -32,7 +32,7 @@ second), :func:`load_factor`, :func:`stretch`, :func:`draw_service`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -136,6 +136,27 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
         writes_per_run=tuple(wrun), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
         cv=P["service_cv"], idle_penalty=P["idle_penalty"], share_penalty=P["share_penalty"],
         cores=int(sv.cores), ctx_penalty=P["context_switch_penalty"])
+
+
+# Mechanism switches for ``python -m sim explain`` (model/explain.py): the same
+# worker with one effect removed. Solvers see an ordinary ServiceSpec.
+def without_contention(s: ServiceSpec) -> ServiceSpec:
+    """No load-dependent speed: idle workers run as fast as busy ones, and busy
+    peers on a machine do not slow each other."""
+    return replace(s, idle_penalty=0.0, share_penalty=0.0)
+
+
+def without_oversubscription(s: ServiceSpec) -> ServiceSpec:
+    """A core for every worker and background thread (no CPU stretch)."""
+    return replace(s, cores=0)
+
+
+def with_uniform_cost(s: ServiceSpec, cost_us: float) -> ServiceSpec:
+    """Every worker's run-average storage cost set to ``cost_us`` (no memtable
+    locality, write-mix or data-growth differences between workers or between
+    the cached and the uncached rack)."""
+    n = s.servers
+    return replace(s, flat_us=(float(cost_us),) * n, sst_us=(0.0,) * n)
 
 
 # ---------------------------------------------------------------- storage cost

@@ -1,0 +1,143 @@
+"""kvperf for notebooks: one import, the questions a researcher asks.
+
+::
+
+    import kvperf
+
+    sc = kvperf.load_scenario(servers=32, memtable_mb=16)     # the embedded rack, changed
+    p = kvperf.predict(sc)                                     # analytic model, milliseconds
+    p.throughput_mops, p.bottleneck.text()
+    p.to_frame()                                               # per-server table (pandas)
+
+    s = kvperf.sweep({"servers": [16, 32], "storage.memtable_mb": [16, 256]})
+    s.to_frame()                                               # one row per configuration
+
+    ex = kvperf.explain(sc)                                    # why the gain falls short
+    ex.to_frame()                                              # the waterfall's bars
+
+    t = kvperf.tune({"storage.memtable_mb": (16, 256), "clients.timeout_ms": (100, 5000)})
+    t.best_values, t.gain_pct
+
+    sim = kvperf.simulate(sc, seconds=5)                       # discrete-event simulator
+    sim.timeline_frame()
+
+Every result has ``to_dict()`` (plain JSON-ready data) and ``to_frame()``
+(a :class:`pandas.DataFrame`). Scenarios and profiles can be given as
+objects, file paths, embedded names or (scenarios) mappings; ``None`` means
+the embedded default. Bad input raises :class:`InputError` naming the key,
+as the command line does. The full reference is docs/api.md.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from model.errors import InputError
+from model.profile import Profile
+from model.scenario import Scenario
+
+from .results import PredictionResult
+
+__all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
+           "explain", "tune", "Scenario", "Profile", "InputError", "PredictionResult",
+           "DEFAULT_PROFILE"]
+
+DEFAULT_PROFILE = "tofino-testbed"
+
+
+def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,
+                  changes: Mapping[str, Any] | None = None, **keys: Any) -> Scenario:
+    """A scenario: the embedded default (``None``), a TOML file path, a mapping
+    shaped like the TOML (``{"servers": {"count": 32}}``) or a Scenario; then
+    ``changes`` (``{"storage.memtable_mb": 16}``) and keyword changes by bare
+    name or alias (``servers=32``, ``memtable_mb=16``, ``clients=512``)."""
+    if source is None:
+        sc = Scenario.default()
+    elif isinstance(source, Scenario):
+        sc = source
+    elif isinstance(source, Mapping):
+        sc = Scenario.from_mapping(source, source="<mapping>")
+    elif isinstance(source, str):
+        sc = Scenario.from_toml(source)
+    else:
+        raise InputError(f"expected a Scenario, a TOML path or a mapping, got "
+                         f"{type(source).__name__}", field="scenario")
+    all_changes = dict(changes or {})
+    all_changes.update(keys)
+    return sc.updated(all_changes, source="load_scenario") if all_changes else sc
+
+
+def load_profile(source: Profile | str | None = None) -> Profile:
+    """A calibrated profile: an embedded name (default ``tofino-testbed``), a
+    TOML file path, or a Profile."""
+    if isinstance(source, Profile):
+        return source
+    return Profile.load(source or DEFAULT_PROFILE)
+
+
+def predict(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
+            **keys: Any) -> PredictionResult:
+    """The analytic prediction (``keys``: changes as in :func:`load_scenario`)."""
+    from model.solvers import predict as _predict
+    sc = load_scenario(scenario, keys)
+    prof = load_profile(profile)
+    return PredictionResult(_predict(sc, prof), sc, prof)
+
+
+def predict_many(scenarios: Sequence[Scenario | str | Mapping],
+                 profile: Profile | str | None = None) -> list[PredictionResult]:
+    """Analytic predictions of many scenarios, solved as one batch."""
+    from model.solvers import predict_many as _many
+    scs = [load_scenario(s) for s in scenarios]
+    prof = load_profile(profile)
+    return [PredictionResult(p, s, prof) for p, s in zip(_many(scs, prof), scs)]
+
+
+def simulate(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
+             *, seconds: float = 10.0, seed: int = 1, engine: str = "fast",
+             progress: bool = False, **keys: Any) -> PredictionResult:
+    """A discrete-event simulation (``engine`` ``fast`` or ``simpy``); the result
+    also has :meth:`PredictionResult.timeline_frame`."""
+    from sim.run import simulate as _simulate
+    if not seconds > 0:
+        raise InputError(f"must be a positive number of seconds, got {seconds!r}", field="seconds")
+    sc = load_scenario(scenario, keys)
+    prof = load_profile(profile)
+    return PredictionResult(_simulate(sc, prof, seconds=seconds, seed=seed, engine=engine,
+                                      progress=progress), sc, prof)
+
+
+def sweep(values: Mapping[str, Sequence[Any]], scenario: Scenario | str | Mapping | None = None,
+          profile: Profile | str | None = None, *, zip: bool = False, baseline: int = 1):
+    """Every combination (or, with ``zip=True``, the i-th values together) of
+    ``values`` (``{key: [v1, v2, ...]}``), solved as one batch; a
+    :class:`sim.sweep.SweepResult` (``rows``, ``to_frame()``, ``table()``,
+    ``write("x.html")``). ``baseline`` is the 1-based row compared against."""
+    from sim.sweep import parse_axes, run_sweep
+    axes = parse_axes(values, source="sweep")
+    return run_sweep(load_scenario(scenario), load_profile(profile), axes, zip_=zip,
+                     baseline=baseline)
+
+
+def explain(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
+            *, shapley: bool = False, **keys: Any):
+    """Why the cache's runtime gain falls short of its normalized gain: a
+    :class:`model.explain.Explanation` (``waterfall()``, ``sentences()``,
+    ``to_frame()``)."""
+    from model.explain import explain as _explain
+    return _explain(load_scenario(scenario, keys), load_profile(profile), shapley=shapley)
+
+
+def tune(vary: Mapping[str, Any], scenario: Scenario | str | Mapping | None = None,
+         profile: Profile | str | None = None, *, objective: str = "throughput",
+         max_latency_us: float | None = None, generations: int = 12, seed: int = 1,
+         explain: bool = True):
+    """The best configuration within ``vary`` (``{key: (lo, hi)}`` for a numeric
+    range, ``{key: [v1, v2, ...]}`` for a set of values) by the analytic model;
+    a :class:`sim.tune.TuneResult` (``best_values``, ``gain_pct``,
+    ``explanation``, ``to_frame()``)."""
+    from sim.tune import parse_dimensions, tune as _tune
+    dims = parse_dimensions(vary, source="tune")
+    return _tune(load_scenario(scenario), load_profile(profile), dims, objective=objective,
+                 max_latency_us=max_latency_us, generations=generations, seed=seed,
+                 explain_result=explain)

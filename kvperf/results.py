@@ -1,0 +1,79 @@
+"""Result objects of the notebook API: a prediction with its scenario, as data and frames."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from model.prediction import Prediction
+from model.profile import Profile
+from model.scenario import Scenario
+
+
+class PredictionResult:
+    """A :class:`model.prediction.Prediction` with the scenario and profile it came
+    from. Every field of the prediction reads through (``throughput_mops``,
+    ``servers``, ``bottleneck``, ``details``, ...)."""
+
+    def __init__(self, prediction: Prediction, scenario: Scenario, profile: Profile):
+        self.prediction = prediction
+        self.scenario = scenario
+        self.profile = profile
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "prediction":            # not yet set (copy, unpickling)
+            raise AttributeError(name)
+        return getattr(self.prediction, name)
+
+    def __repr__(self) -> str:
+        p = self.prediction
+        return (f"<PredictionResult {self.scenario.name!r} ({p.engine}): "
+                f"{p.throughput_mops:.4f} MOPS; {p.bottleneck.text()}>")
+
+    def summary(self) -> dict[str, Any]:
+        """The headline numbers (units in the names)."""
+        from sim.sweep import summary_row
+        row = summary_row(self.prediction)
+        for k in ("throughput_lo_mops", "throughput_hi_mops"):
+            row.pop(k, None)
+        return {"scenario": self.scenario.name, "engine": self.prediction.engine,
+                "profile": self.profile.name, **row}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The prediction as JSON-ready data (docs/contracts.md), plus the scenario."""
+        from sim.cli import prediction_json
+        d = prediction_json(self.prediction)
+        d["scenario"] = self.scenario.to_dict()
+        d["profile"] = self.profile.name
+        return d
+
+    def to_frame(self):
+        """One row per worker: share (with and without the cache), utilisation,
+        wait and process time (pandas)."""
+        import pandas as pd
+        rows = [{"server": i, "share": s.share, "share_nocache": s.share_nocache,
+                 "utilization": s.utilization,
+                 "wait_us": s.wait_us if math.isfinite(s.wait_us) else math.nan,
+                 "process_us": s.process_us} for i, s in enumerate(self.prediction.servers)]
+        return pd.DataFrame(rows).set_index("server")
+
+    def timeline_frame(self):
+        """A simulation's per-second timeline (pandas); empty for the analytic model."""
+        import pandas as pd
+        return pd.DataFrame(self.prediction.details.get("timeline") or [])
+
+    def text(self) -> str:
+        """The table ``python -m sim predict`` prints."""
+        from sim.cli import format_table
+        return format_table(self.prediction, self.scenario, self.profile)
+
+    def write(self, path: str) -> str:
+        """An HTML report of this prediction (as ``--html``)."""
+        from reports import build_report, profile_dict
+        from sim.cli import prediction_json
+        d = prediction_json(self.prediction)
+        timeline = d.get("details", {}).get("timeline")
+        build_report(path, prediction=d, scenario=self.scenario.to_dict(),
+                     profile=profile_dict(self.profile), timeline=timeline or None,
+                     title=f"{'Simulation' if timeline else 'Prediction'}: {self.scenario.name}")
+        return path

@@ -1,0 +1,64 @@
+"""The notebook API (``import kvperf``, docs/api.md) and ``from model import predict``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import kvperf
+from model.prediction import Prediction
+
+
+def test_from_model_import_predict_is_the_function():
+    from model import predict
+    assert callable(predict) and not hasattr(predict, "__path__")
+    import model
+    import model.solvers  # noqa: F401 -- importing submodules must not replace it
+    from model import predict as again
+    assert again is predict and model.predict is predict
+    p = predict(kvperf.load_scenario(clients=32), kvperf.load_profile())
+    assert isinstance(p, Prediction)
+
+
+def test_load_scenario_forms(tmp_path):
+    sc = kvperf.load_scenario(servers=32, memtable_mb=16, changes={"clients.timeout_ms": 100})
+    assert (sc.servers.count, sc.storage.memtable_mb, sc.clients.timeout_ms) == (32, 16.0, 100.0)
+    path = tmp_path / "s.toml"
+    path.write_text(sc.to_toml())
+    assert kvperf.load_scenario(str(path)) == sc
+    assert kvperf.load_scenario(sc.to_dict()) == sc
+    with pytest.raises(kvperf.InputError) as exc:
+        kvperf.load_scenario(memtable_mb=-1)
+    assert exc.value.field == "storage.memtable_mb"
+
+
+def test_predict_result():
+    p = kvperf.predict(clients=32)
+    assert p.throughput_mops > 0 and p.engine == "analytic"
+    assert p.scenario.clients.threads == 32
+    frame = p.to_frame()
+    assert len(frame) == 16 and {"share", "utilization", "wait_us", "process_us"} <= set(frame)
+    d = p.to_dict()
+    json.dumps(d)
+    assert d["scenario"]["clients"]["threads"] == 32 and d["profile"] == "tofino-testbed"
+    assert p.summary()["throughput_mops"] == p.throughput_mops
+    assert "MOPS" in p.text()
+    many = kvperf.predict_many([kvperf.load_scenario(clients=32), {"clients": {"threads": 64}}])
+    assert many[0].throughput_mops == pytest.approx(p.throughput_mops)
+    assert many[1].throughput_mops > many[0].throughput_mops
+
+
+def test_sweep_explain_tune_results_have_dict_and_frame():
+    s = kvperf.sweep({"clients": [32, 64]})
+    ex = kvperf.explain(clients=64)
+    t = kvperf.tune({"clients": (32, 128)}, {"clients": {"threads": 64}}, generations=1,
+                    explain=False)
+    for r in (s, ex, t):
+        json.dumps(r.to_dict())
+        assert len(r.to_frame()) > 0
+
+
+def test_simulate_checks_its_input():
+    with pytest.raises(kvperf.InputError):
+        kvperf.simulate(seconds=0)

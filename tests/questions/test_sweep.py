@@ -1,0 +1,146 @@
+"""``python -m sim sweep``: configurations, one batch, baseline %, outputs, bad input."""
+
+from __future__ import annotations
+
+import csv
+import importlib.machinery
+import json
+import sys
+import types
+
+import pytest
+
+import model.solvers
+from model.errors import InputError
+from model.scenario import Scenario
+from sim import sweep as sw
+from sim.cli import main
+
+LIGHT = ["--set", "clients=32,64"]        # no loss: milliseconds per configuration
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cartesian_and_zip():
+    axes = sw.parse_axes(["servers=16,32", "storage.memtable_mb=16,256", "timeout=100,5000"])
+    assert [a.key for a in axes] == ["servers.count", "storage.memtable_mb", "clients.timeout_ms"]
+    combos = sw.configurations(axes)
+    assert len(combos) == 8
+    assert combos[0] == {"servers.count": 16, "storage.memtable_mb": 16, "clients.timeout_ms": 100}
+    assert combos[1]["clients.timeout_ms"] == 5000          # the last key varies fastest
+    zipped = sw.configurations(sw.parse_axes(["servers=16,32", "clients=64,128"]), zip_=True)
+    assert zipped == [{"servers.count": 16, "clients.threads": 64},
+                      {"servers.count": 32, "clients.threads": 128}]
+
+
+def test_all_configurations_in_one_batch(monkeypatch):
+    calls = []
+    real = model.solvers.predict_many
+
+    def counting(scenarios, profile):
+        calls.append(len(list(scenarios)))
+        return real(scenarios, profile)
+
+    monkeypatch.setattr(model.solvers, "predict_many", counting)
+    monkeypatch.setattr(sw, "intervals_available", lambda: False)
+    from model.profile import Profile
+    res = sw.run_sweep(Scenario.default(), Profile.load("tofino-testbed"),
+                       sw.parse_axes(["clients=32,64", "storage.memtable_mb=16,256"]), baseline=2)
+    assert calls == [4]
+    assert res.rows[1]["is_baseline"] and res.rows[1]["throughput_vs_baseline_pct"] == 0.0
+    b = res.rows[1]["throughput_mops"]
+    for r in res.rows:
+        assert r["throughput_vs_baseline_pct"] == pytest.approx(100 * (r["throughput_mops"] / b - 1))
+        assert r["throughput_lo_mops"] is None and r["throughput_hi_mops"] is None
+        assert r["wait_min_us"] <= r["wait_mean_us"] <= r["wait_max_us"]
+        assert r["bottleneck"] and r["bottleneck_text"]
+    frame = res.to_frame()
+    assert list(frame.index) == [1, 2, 3, 4] and "throughput_mops" in frame
+
+
+def test_table_has_units_and_says_when_there_is_no_interval(capsys, monkeypatch):
+    monkeypatch.setattr(sw, "intervals_available", lambda: False)
+    code, out, err = run(["sweep"] + LIGHT, capsys)
+    assert code == 0
+    assert "not available in this build" in out
+    for unit in ("MOPS", "us", "% time", "pkts/run", "threads"):
+        assert unit in out
+    assert "1*" in out and "bottleneck per row" in out
+
+
+def test_intervals_when_the_build_has_them(capsys, monkeypatch):
+    """With ``model.intervals`` present (the lead's branch), its bounds are shown."""
+    fake = types.ModuleType("model.intervals")
+    fake.__spec__ = importlib.machinery.ModuleSpec("model.intervals", None)
+
+    class R:
+        def __init__(self, p):
+            self.prediction, self.mops_lo, self.mops_hi = p, 0.9 * p.throughput_mops, \
+                1.1 * p.throughput_mops
+
+    def predict_with_intervals(scenarios, profile, z=1.645):
+        assert z == pytest.approx(1.645)
+        return [R(p) for p in model.solvers.predict_many(scenarios, profile)]
+
+    fake.predict_with_intervals = predict_with_intervals
+    monkeypatch.setitem(sys.modules, "model.intervals", fake)
+    code, out, _ = run(["sweep"] + LIGHT + ["--json"], capsys)
+    assert code == 0
+    d = json.loads(out)
+    assert d["interval"].startswith("90 %")
+    for r in d["rows"]:
+        assert r["throughput_lo_mops"] < r["throughput_mops"] < r["throughput_hi_mops"]
+    code, out, _ = run(["sweep"] + LIGHT, capsys)
+    assert "[90 % int.]" in out and "not available" not in out
+
+
+@pytest.mark.parametrize("ext", ["csv", "json", "html"])
+def test_outputs(tmp_path, capsys, ext):
+    path = tmp_path / f"s.{ext}"
+    code, _, err = run(["sweep"] + LIGHT + ["--baseline", "2", "--out", str(path)], capsys)
+    assert code == 0 and str(path) in err
+    text = path.read_text()
+    if ext == "csv":
+        rows = list(csv.DictReader(text.splitlines()))
+        assert [r["clients.threads"] for r in rows] == ["32", "64"]
+        assert rows[1]["is_baseline"] == "true" and float(rows[1]["throughput_vs_baseline_pct"]) == 0
+        assert {"throughput_mops", "latency_us", "stall_pct", "pktloss", "bottleneck",
+                "wait_mean_us", "process_mean_us"} <= set(rows[0])
+    elif ext == "json":
+        d = json.loads(text)
+        assert d["baseline_row"] == 2 and len(d["rows"]) == 2 and d["units"]["latency_us"] == "us"
+    else:
+        assert "Plotly.newPlot" in text or "plotly" in text.lower()
+        assert "Throughput per configuration" in text and "clients.threads (threads)" in text
+
+
+@pytest.mark.parametrize("argv,field", [
+    (["--set", "nosuchkey=1,2"], "nosuchkey"),
+    (["--set", "servers=16,zero"], "servers.count"),
+    (["--set", "servers=16,0"], "servers.count"),
+    (["--set", "servers=16,,32"], "servers"),
+    (["--set", "servers="], "servers"),
+    (["--set", "servers=16,32", "--set", "servers.count=8"], "servers.count"),
+    (["--set", "servers=16,32", "--set", "clients=1,2,3", "--zip"], "--zip"),
+    (["--set", "servers=16,32", "--baseline", "3"], "--baseline"),
+    (["--set", "servers=16,32", "--out", "x.txt"], "--out"),
+    ([], "--set"),
+    (["--set", "storage.flushnum=4,8"], "storage.flushnum"),
+])
+def test_bad_input_exits_2_naming_the_key(capsys, argv, field):
+    code, out, err = run(["sweep"] + argv, capsys)
+    assert code == 2
+    assert f"'{field}'" in err and "Traceback" not in err
+    assert err.count("\n") == 1
+
+
+def test_api_mapping_input():
+    axes = sw.parse_axes({"servers": [16, 32], "storage.wal": [True, False]}, source="sweep")
+    assert [a.values for a in axes] == [(16, 32), (True, False)]
+    with pytest.raises(InputError) as exc:
+        sw.parse_axes({"servers": []}, source="sweep")
+    assert exc.value.field == "servers"
