@@ -167,8 +167,19 @@ class FarReachFitter:
         jac_values = sol.jac / np.exp(sol.x)          # d r / d value, as fitted_uncertainty takes
         unc, _ = fitted_uncertainty(free, np.exp(sol.x), jac_values, sol.fun, labels)
         # Noise per column from the unweighted log errors (the weights only
-        # balance the columns in the objective).
-        raw = sol.fun[:len(cols)] / np.array([w for _, w in cols])
+        # balance the columns in the objective), each error taken as if its
+        # row had been left out of the fit: e / (1 - h) with h the row's
+        # leverage in the linearised MAP problem (the PRESS residual). A row
+        # that alone pins a parameter fits itself well in sample and badly
+        # out of it; the interval has to cover the latter (docs/accuracy.md).
+        jw = sol.jac
+        try:
+            core = np.linalg.pinv(jw.T @ jw)
+            lev = np.einsum("ij,jk,ik->i", jw[:len(cols)], core, jw[:len(cols)])
+        except np.linalg.LinAlgError:
+            lev = np.zeros(len(cols))
+        press = sol.fun[:len(cols)] / np.maximum(1.0 - np.clip(lev, 0.0, 1.0), 0.1)
+        raw = press / np.array([w for _, w in cols])
         noise = {}
         for c in dict.fromkeys(c for c, _ in cols):
             rr = raw[[i for i, (cc, _) in enumerate(cols) if cc == c]]

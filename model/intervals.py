@@ -97,11 +97,18 @@ def columns_with_intervals(centre: Mapping[str, Any], at_points: Sequence[Mappin
         if isinstance(v, (list, tuple)):
             continue
         sd = log_sd(v, [p.get(c) for p in at_points]) if at_points else 0.0
-        noise = noise_of(profile, c, kind)
+        noise = noise_of(profile, c, kind) or _kind_noise(profile, kind)
         if sd is None or (sd == 0.0 and noise == 0.0):
             continue
         out[f"pred_{c}_lo"], out[f"pred_{c}_hi"] = interval(v, sd, noise, z)
     return out
+
+
+def _kind_noise(profile: Profile, kind: str | None) -> float:
+    """Noise of a column the fit did not weigh (a min/max breakdown column, a
+    ratio): the largest noise fitted for the same kind, to stay on the safe side."""
+    vals = [v for k, v in profile.noise.items() if kind and k.startswith(f"{kind}.")]
+    return max(vals) if vals else 0.0
 
 
 @dataclass(frozen=True)
