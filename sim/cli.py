@@ -1,4 +1,5 @@
-"""Command line: ``python -m sim predict``, ``simulate``, ``workload`` and ``workload-fit``.
+"""Command line: ``python -m sim predict``, ``simulate``, ``workload``, ``workload-fit``
+and ``scenario show``.
 
 Bad input (scenario keys, --set values, profiles, runs CSVs) prints one
 message naming the file, line and field, and exits with code 2.
@@ -51,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compiled engine (default) or the SimPy reference engine")
     from .workload_cli import add_parsers
     add_parsers(sub)
+    from . import scenario_cli
+    scenario_cli.add_parsers(sub)
     return ap
 
 
@@ -66,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command in ("workload", "workload-fit"):
         from .workload_cli import run
         return run_command(lambda: run(args))
+    if args.command == "scenario":
+        from . import scenario_cli
+        return run_command(lambda: scenario_cli.run(args))
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 
