@@ -5,7 +5,9 @@
 * ``validate``: predicted vs measured with error statistics; ``--max-error``
   makes it a gate, ``--html`` writes a report. ``--cv GROUP`` cross-validates
   instead (:mod:`calibrate.cv`): refit without each group, predict it.
-* ``ingest``: FarReach's own output files -> a farreach_runs row.
+* ``ingest``: FarReach's own output files -> a farreach_runs row; with
+  ``--format ycsb|dbbench FILE...``, YCSB client or RocksDB db_bench output ->
+  ycsb_runs / dbbench_runs rows (:mod:`calibrate.bench_ingest`).
 
 Exit codes: 0 success; 1 a validation gate failed; 2 bad input (the message
 names file, line and field; no traceback) or a missing native module or
@@ -86,7 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "column:NAME (leave one value out at a time)")
     v.add_argument("--priors", metavar="PRIORS.toml", help="with --cv: starting values for refits")
 
-    g = sub.add_parser("ingest", help="FarReach output files -> a farreach_runs row")
+    g = sub.add_parser("ingest", help="FarReach, YCSB or db_bench output files -> runs rows")
+    g.add_argument("files", nargs="*", metavar="FILE",
+                   help="with --format ycsb or dbbench: the tool's output files (stdout, or "
+                        "stdout and stderr together)")
+    g.add_argument("--format", choices=("farreach", "ycsb", "dbbench"), default="farreach",
+                   help="farreach (default: --stats/--server-log/--client-log), ycsb (one "
+                        "ycsb_runs row per file) or dbbench (one dbbench_runs row per benchmark)")
+    g.add_argument("--one-run", action="store_true",
+                   help="ycsb: the files are the physical clients of one run; combine them "
+                        "into one row")
     g.add_argument("--stats", metavar="CLIENT.out", action="append", default=[],
                    help="client statistics JSON (repeat for each physical client)")
     g.add_argument("--server-log", metavar="SERVER.log", help="server stdout with latency dumps")
@@ -94,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--set", dest="sets", action="append", default=[], metavar="COLUMN=VALUE",
                    help="configuration column, e.g. system=farreach servers=2 clients=512")
     g.add_argument("--wait-stat", default="avg", help="avg, min, max or per-server")
-    g.add_argument("--out", metavar="RUNS.csv", required=True, help="farreach_runs CSV to append to")
+    g.add_argument("--out", metavar="RUNS.csv", required=True,
+                   help="runs CSV to append to (created if missing; never cut or rewritten)")
     return ap
 
 
@@ -266,19 +278,29 @@ def _validate_cv(args) -> int:
     return 0
 
 
-def _ingest(args) -> int:
+def _set_columns(sets: list[str]) -> dict[str, Any]:
     from model.scenario import parse_value
-
-    from .farreach_logs import FARREACH_RUNS_COLUMNS, ingest
-    from .runs_io import RunsWriter
-    if not (args.stats or args.server_log or args.client_log):
-        raise InputError("give at least one of --stats, --server-log, --client-log", field="--stats")
     config: dict[str, Any] = {}
-    for text in args.sets:
+    for text in sets:
         if "=" not in text:
             raise InputError(f"expected COLUMN=VALUE, got {text!r}", field="--set")
         k, raw = text.split("=", 1)
         config[k.strip()] = parse_value(raw.strip())
+    return config
+
+
+def _ingest(args) -> int:
+    from .farreach_logs import FARREACH_RUNS_COLUMNS, ingest
+    from .runs_io import RunsWriter
+    if args.format != "farreach":
+        return _ingest_bench(args)
+    if args.files:
+        raise InputError("FILE arguments are read with --format ycsb or dbbench; FarReach "
+                         "output goes with --stats/--server-log/--client-log",
+                         field=args.files[0])
+    if not (args.stats or args.server_log or args.client_log):
+        raise InputError("give at least one of --stats, --server-log, --client-log", field="--stats")
+    config = _set_columns(args.sets)
     row = ingest(config, stats=args.stats, server_log=args.server_log,
                  client_log=args.client_log, wait_stat=args.wait_stat)
     with RunsWriter(args.out, FARREACH_RUNS_COLUMNS) as w:
@@ -288,4 +310,23 @@ def _ingest(args) -> int:
     shown = ", ".join((f"{k}={row[k]:.4g} {u}" if isinstance(row[k], float) else f"{k}={row[k]} {u}")
                       for k, u in units.items() if row.get(k) is not None)
     print(f"appended 1 farreach_runs row to {args.out}: {shown}")
+    return 0
+
+
+def _ingest_bench(args) -> int:
+    """``ingest --format ycsb|dbbench FILE...`` (calibrate.bench_ingest)."""
+    from .bench_ingest import ingest_files, summary
+    from .runs_io import RunsWriter
+    other = [o for o, v in (("--stats", args.stats), ("--server-log", args.server_log),
+                            ("--client-log", args.client_log)) if v]
+    if other:
+        raise InputError(f"{other[0]} is FarReach output; with --format {args.format} give "
+                         "the files as arguments", field=other[0])
+    spec, rows = ingest_files(args.format, args.files, _set_columns(args.sets),
+                              one_run=args.one_run)
+    with RunsWriter(args.out, spec.columns) as w:
+        for row in rows:
+            w.append(row)
+    print(f"appended {len(rows)} {spec.kind.name} row{'s' * (len(rows) != 1)} to {args.out}")
+    print("\n".join(summary(spec, rows)))
     return 0

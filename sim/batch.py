@@ -2,8 +2,11 @@
 
 Reads any CSV with the columns of one of the reference kinds, infers the
 kind from the header, and writes every input row with all its input columns
-plus ``pred_<column>`` for each measured column the kind can predict. Bad
-input raises :class:`~model.errors.InputError` naming file, line and column.
+plus ``pred_<column>`` for each measured column the kind can predict. A kind
+that measures columns the model cannot predict (latency percentiles, stall
+counters) keeps them as they are and names them, per row, in an
+``unpredicted`` column. Bad input raises :class:`~model.errors.InputError`
+naming file, line and column.
 """
 
 from __future__ import annotations
@@ -92,9 +95,23 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
             if k not in pred_cols:
                 pred_cols.append(k)
         results.append(preds)
+    extra = [UNPREDICTED] if kind.unpredicted else []
+    if extra and UNPREDICTED in header:
+        raise InputError(f"the input already has a column '{UNPREDICTED}' (a previous "
+                         "prediction?); rename or remove it", source=runs, line=1,
+                         field=UNPREDICTED)
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(header + pred_cols)
+        w.writerow(header + pred_cols + extra)
         for row, preds in zip(rows, results):
-            w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols])
+            w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols]
+                       + ([unpredicted(kind, row)] if extra else []))
     return kind, len(rows)
+
+
+UNPREDICTED = "unpredicted"
+
+
+def unpredicted(kind: RunKind, row: dict[str, str]) -> str:
+    """The measured columns of ``row`` the model does not predict, ``|``-separated."""
+    return "|".join(c for c in kind.unpredicted if str(row.get(c, "")).strip())

@@ -51,12 +51,16 @@ def test_scenario_show_bad_set_exits_2(capsys):
 
 
 def _example_checks():
+    from calibrate.dbbench_output import read_dbbench
     from calibrate.plan import expand, load_plan
     from calibrate.runs_io import load_runs
+    from calibrate.ycsb_output import read_ycsb
     return {
         "rack.toml": lambda p: Scenario.from_toml(str(p)),
         "local.toml": lambda p: expand(load_plan(str(p)), cores=2),
         "runs.csv": lambda p: load_runs(p),
+        "ycsb-run.txt": lambda p: read_ycsb(p),
+        "db_bench.txt": lambda p: read_dbbench(p),
     }
 
 
