@@ -27,6 +27,7 @@ from model.errors import InputError, run_command
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from sim.progress import add_flag
     ap = argparse.ArgumentParser(prog="python -m calibrate",
                                  description="Local runs, fitting and validation of profiles.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -45,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet-timeout", type=float, default=10.0, metavar="S",
                    help="longest wait for a quiet machine before each run (default 10 s)")
     r.add_argument("--dry-run", action="store_true", help="list the points and exit")
-    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_flag(r)
 
     f = sub.add_parser("fit", help="fit a profile to runs")
     f.add_argument("--runs", metavar="RUNS.csv", action="append", required=True,
@@ -87,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "first:K (fit on the first K points of every curve), last:K, "
                         "column:NAME (leave one value out at a time)")
     v.add_argument("--priors", metavar="PRIORS.toml", help="with --cv: starting values for refits")
+    add_flag(v)
 
     g = sub.add_parser("ingest", help="FarReach, YCSB or db_bench output files -> runs rows")
     g.add_argument("files", nargs="*", metavar="FILE",
@@ -144,15 +146,17 @@ def _run(args) -> int:
     import functools
     runner = functools.partial(native_run, quiet_below=args.quiet_below,
                                quiet_timeout_s=args.quiet_timeout)
+    from sim.progress import Interrupted, wanted
     saved = {"n": 0}
     try:
         counts = run_plan(points, args.out, runner, cluster=args.cluster,
-                          progress=not args.no_progress,
+                          progress=wanted(args.progress),
                           on_row=lambda r: saved.__setitem__("n", saved["n"] + 1))
     except KeyboardInterrupt:
-        print(f"interrupted: {saved['n']} runs of this session are saved in {args.out}; "
-              "run the same command again to resume", file=sys.stderr)
-        return 130
+        # every finished run is a complete row of the file; the one in progress is dropped
+        raise Interrupted(len(points) - len(todo) + saved["n"], len(points), "runs",
+                          f"{saved['n']} runs of this session are saved in {args.out}; run the "
+                          "same command again to resume") from None
     print(f"{counts['ran']} runs done, {counts['skipped']} skipped (already measured); "
           f"results in {args.out}", file=sys.stderr)
     return 0
@@ -236,9 +240,10 @@ def _validate(args) -> int:
         except (ImportError, AttributeError) as exc:
             raise InputError(f"--html needs the reports package with write_validation_report "
                              f"({exc})", field="--html") from None
+    from sim.progress import wanted
     v = validate(profile, args.runs, kind=args.kind, cluster=args.cluster, n_jobs=args.jobs,
                  aggregate=args.aggregate, max_interference=args.max_interference,
-                 where=_where(args.where))
+                 where=_where(args.where), progress=wanted(args.progress))
     print(format_report(v, per_row=not args.summary_only))
     if args.out:
         header = [c for c in v.rows[0] if not c.startswith("__")]
@@ -265,9 +270,13 @@ def _validate_cv(args) -> int:
     """``validate --cv GROUP``: out-of-sample errors per kind and column (calibrate.cv)."""
     from .cv import cross_validate, format_cv
     from .runs_io import load_runs
+    from sim.progress import Interrupted, wanted
     _, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
-    res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile})
+    res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile},
+                         progress=wanted(args.progress))
     print(format_cv(res, per_row=not args.summary_only))
+    if res.partial:
+        raise Interrupted(len(res.folds), res.folds_planned, "refits")
     if args.max_error is not None:
         bad = [f"out-of-sample median error of {k}.{c} is {s.median_ape:.1f}% > "
                f"{args.max_error:g}% (over {s.n} cells)"

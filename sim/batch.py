@@ -53,17 +53,16 @@ def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
 
 def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
                  source: str, progress: bool = False) -> Iterator[dict[str, Any]]:
-    it = rows
-    if progress and len(rows) > 20:
-        from tqdm import tqdm
-        it = tqdm(rows, desc=f"predicting {kind.name}", unit="row")
-    for row in it:
-        line = int(row["__line__"])
-        try:
-            preds = kind.predict_row(row, profile)
-        except InputError as exc:
-            raise exc.located(source=source, line=line) from None
-        yield preds
+    from .progress import bar
+    with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
+        for row in rows:
+            line = int(row["__line__"])
+            try:
+                preds = kind.predict_row(row, profile)
+            except InputError as exc:
+                raise exc.located(source=source, line=line) from None
+            b.update(1)
+            yield preds
 
 
 def format_value(v: Any) -> str:
@@ -79,34 +78,53 @@ def format_value(v: Any) -> str:
 
 
 def run_batch(runs: str, out: str, profile: Profile | None = None,
-              progress: bool = True) -> tuple[RunKind, int]:
+              progress: bool = False) -> tuple[RunKind, int]:
+    """Predict every row of ``runs`` into ``out``; returns the kind and the row count.
+
+    Ctrl-C writes the rows predicted so far, each with ``partial`` = ``true``,
+    and raises :class:`sim.progress.Interrupted`."""
+    from .progress import Interrupted
     header, rows = read_runs(runs)
     kind = detect(header, source=runs)
     profile = profile or Profile.load(kind.profile)
+    for col in ([UNPREDICTED] if kind.unpredicted else []) + ["partial"]:
+        if col in header:
+            raise InputError(f"the input already has a column '{col}' (a previous "
+                             "prediction?); rename or remove it", source=runs, line=1, field=col)
     pred_cols: list[str] = []
     results = []
-    for preds in predict_rows(kind, rows, profile, runs, progress):
-        for k in preds:
-            if k in header:
-                # Writing over it would lose the user's column; keeping it
-                # would hide the new prediction.
-                raise InputError(f"the input already has a column '{k}' (a previous "
-                                 "prediction?); rename or remove it", source=runs, line=1, field=k)
-            if k not in pred_cols:
-                pred_cols.append(k)
-        results.append(preds)
+    try:
+        for preds in predict_rows(kind, rows, profile, runs, progress):
+            for k in preds:
+                if k in header:
+                    # Writing over it would lose the user's column; keeping it
+                    # would hide the new prediction.
+                    raise InputError(f"the input already has a column '{k}' (a previous "
+                                     "prediction?); rename or remove it", source=runs, line=1,
+                                     field=k)
+                if k not in pred_cols:
+                    pred_cols.append(k)
+            results.append(preds)
+    except KeyboardInterrupt:
+        _write(out, kind, header, rows, results, pred_cols, partial=True)
+        raise Interrupted(len(results), len(rows), "rows",
+                          f"the rows predicted so far are in {out} (column partial)") from None
+    _write(out, kind, header, rows, results, pred_cols)
+    return kind, len(rows)
+
+
+def _write(out: str, kind: RunKind, header: list[str], rows: list[dict[str, str]],
+           results: list[dict[str, Any]], pred_cols: list[str], partial: bool = False) -> None:
     extra = [UNPREDICTED] if kind.unpredicted else []
-    if extra and UNPREDICTED in header:
-        raise InputError(f"the input already has a column '{UNPREDICTED}' (a previous "
-                         "prediction?); rename or remove it", source=runs, line=1,
-                         field=UNPREDICTED)
+    if partial:
+        extra.append("partial")
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(header + pred_cols + extra)
         for row, preds in zip(rows, results):
             w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols]
-                       + ([unpredicted(kind, row)] if extra else []))
-    return kind, len(rows)
+                       + ([unpredicted(kind, row)] if kind.unpredicted else [])
+                       + (["true"] if partial else []))
 
 
 UNPREDICTED = "unpredicted"
