@@ -18,6 +18,7 @@ One policy for every long command (``simulate``, ``python -m sim.facts``,
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -52,9 +53,19 @@ def bar(total: float, desc: str, unit: str, enabled: bool, **kw: Any):
     """
     from tqdm import tqdm
     tty = enabled and wanted(None)
+    # follow the terminal's size; one that reports none (0 x 0, as under
+    # `script`) would hide the bar, so it and logs get 80 x 24
+    follow = tty and _columns() > 0
     return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not enabled,
-                dynamic_ncols=tty, ascii=not tty, mininterval=0.2 if tty else 2.0,
-                leave=False, **kw)
+                dynamic_ncols=follow, ncols=None if follow else 80, nrows=None if follow else 24,
+                ascii=not tty, mininterval=0.2 if tty else 2.0, leave=False, **kw)
+
+
+def _columns() -> int:
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (AttributeError, OSError, ValueError):
+        return 0
 
 
 def partial_text(done: float, total: float, unit: str) -> str:
