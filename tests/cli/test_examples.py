@@ -10,8 +10,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
-
 from model.scenario import Scenario
 from sim import cli
 

@@ -15,8 +15,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from sim import cli
 from sim.progress import Interrupted, partial_text, wanted
 
