@@ -5,7 +5,9 @@
 * ``validate``: predicted vs measured with error statistics; ``--max-error``
   makes it a gate, ``--html`` writes a report. ``--cv GROUP`` cross-validates
   instead (:mod:`calibrate.cv`): refit without each group, predict it.
-* ``ingest``: FarReach's own output files -> a farreach_runs row.
+* ``ingest``: FarReach's own output files -> a farreach_runs row; with
+  ``--format ycsb|dbbench FILE...``, YCSB client or RocksDB db_bench output ->
+  ycsb_runs / dbbench_runs rows (:mod:`calibrate.bench_ingest`).
 
 Exit codes: 0 success; 1 a validation gate failed; 2 bad input (the message
 names file, line and field; no traceback) or a missing native module or
@@ -25,6 +27,7 @@ from model.errors import InputError, run_command
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from sim.progress import add_flag
     ap = argparse.ArgumentParser(prog="python -m calibrate",
                                  description="Local runs, fitting and validation of profiles.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -43,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet-timeout", type=float, default=10.0, metavar="S",
                    help="longest wait for a quiet machine before each run (default 10 s)")
     r.add_argument("--dry-run", action="store_true", help="list the points and exit")
-    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_flag(r)
 
     f = sub.add_parser("fit", help="fit a profile to runs")
     f.add_argument("--runs", metavar="RUNS.csv", action="append", required=True,
@@ -85,8 +88,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "first:K (fit on the first K points of every curve), last:K, "
                         "column:NAME (leave one value out at a time)")
     v.add_argument("--priors", metavar="PRIORS.toml", help="with --cv: starting values for refits")
+    add_flag(v)
 
-    g = sub.add_parser("ingest", help="FarReach output files -> a farreach_runs row")
+    g = sub.add_parser("ingest", help="FarReach, YCSB or db_bench output files -> runs rows")
+    g.add_argument("files", nargs="*", metavar="FILE",
+                   help="with --format ycsb or dbbench: the tool's output files (stdout, or "
+                        "stdout and stderr together)")
+    g.add_argument("--format", choices=("farreach", "ycsb", "dbbench"), default="farreach",
+                   help="farreach (default: --stats/--server-log/--client-log), ycsb (one "
+                        "ycsb_runs row per file) or dbbench (one dbbench_runs row per benchmark)")
+    g.add_argument("--one-run", action="store_true",
+                   help="ycsb: the files are the physical clients of one run; combine them "
+                        "into one row")
     g.add_argument("--stats", metavar="CLIENT.out", action="append", default=[],
                    help="client statistics JSON (repeat for each physical client)")
     g.add_argument("--server-log", metavar="SERVER.log", help="server stdout with latency dumps")
@@ -94,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--set", dest="sets", action="append", default=[], metavar="COLUMN=VALUE",
                    help="configuration column, e.g. system=farreach servers=2 clients=512")
     g.add_argument("--wait-stat", default="avg", help="avg, min, max or per-server")
-    g.add_argument("--out", metavar="RUNS.csv", required=True, help="farreach_runs CSV to append to")
+    g.add_argument("--out", metavar="RUNS.csv", required=True,
+                   help="runs CSV to append to (created if missing; never cut or rewritten)")
     return ap
 
 
@@ -132,15 +146,17 @@ def _run(args) -> int:
     import functools
     runner = functools.partial(native_run, quiet_below=args.quiet_below,
                                quiet_timeout_s=args.quiet_timeout)
+    from sim.progress import Interrupted, wanted
     saved = {"n": 0}
     try:
         counts = run_plan(points, args.out, runner, cluster=args.cluster,
-                          progress=not args.no_progress,
+                          progress=wanted(args.progress),
                           on_row=lambda r: saved.__setitem__("n", saved["n"] + 1))
     except KeyboardInterrupt:
-        print(f"interrupted: {saved['n']} runs of this session are saved in {args.out}; "
-              "run the same command again to resume", file=sys.stderr)
-        return 130
+        # every finished run is a complete row of the file; the one in progress is dropped
+        raise Interrupted(len(points) - len(todo) + saved["n"], len(points), "runs",
+                          f"{saved['n']} runs of this session are saved in {args.out}; run the "
+                          "same command again to resume") from None
     print(f"{counts['ran']} runs done, {counts['skipped']} skipped (already measured); "
           f"results in {args.out}", file=sys.stderr)
     return 0
@@ -224,9 +240,10 @@ def _validate(args) -> int:
         except (ImportError, AttributeError) as exc:
             raise InputError(f"--html needs the reports package with write_validation_report "
                              f"({exc})", field="--html") from None
+    from sim.progress import wanted
     v = validate(profile, args.runs, kind=args.kind, cluster=args.cluster, n_jobs=args.jobs,
                  aggregate=args.aggregate, max_interference=args.max_interference,
-                 where=_where(args.where))
+                 where=_where(args.where), progress=wanted(args.progress))
     print(format_report(v, per_row=not args.summary_only))
     if args.out:
         header = [c for c in v.rows[0] if not c.startswith("__")]
@@ -253,10 +270,13 @@ def _validate_cv(args) -> int:
     """``validate --cv GROUP``: out-of-sample errors per kind and column (calibrate.cv)."""
     from .cv import cross_validate, format_cv
     from .runs_io import load_runs
+    from sim.progress import Interrupted, wanted
     _, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
     res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile},
-                         progress=True)
+                         progress=wanted(args.progress))
     print(format_cv(res, per_row=not args.summary_only))
+    if res.partial:
+        raise Interrupted(len(res.folds), res.folds_planned, "refits")
     if args.max_error is not None:
         bad = [f"out-of-sample median error of {k}.{c} is {s.median_ape:.1f}% > "
                f"{args.max_error:g}% (over {s.n} cells)"
@@ -267,19 +287,29 @@ def _validate_cv(args) -> int:
     return 0
 
 
-def _ingest(args) -> int:
+def _set_columns(sets: list[str]) -> dict[str, Any]:
     from model.scenario import parse_value
-
-    from .farreach_logs import FARREACH_RUNS_COLUMNS, ingest
-    from .runs_io import RunsWriter
-    if not (args.stats or args.server_log or args.client_log):
-        raise InputError("give at least one of --stats, --server-log, --client-log", field="--stats")
     config: dict[str, Any] = {}
-    for text in args.sets:
+    for text in sets:
         if "=" not in text:
             raise InputError(f"expected COLUMN=VALUE, got {text!r}", field="--set")
         k, raw = text.split("=", 1)
         config[k.strip()] = parse_value(raw.strip())
+    return config
+
+
+def _ingest(args) -> int:
+    from .farreach_logs import FARREACH_RUNS_COLUMNS, ingest
+    from .runs_io import RunsWriter
+    if args.format != "farreach":
+        return _ingest_bench(args)
+    if args.files:
+        raise InputError("FILE arguments are read with --format ycsb or dbbench; FarReach "
+                         "output goes with --stats/--server-log/--client-log",
+                         field=args.files[0])
+    if not (args.stats or args.server_log or args.client_log):
+        raise InputError("give at least one of --stats, --server-log, --client-log", field="--stats")
+    config = _set_columns(args.sets)
     row = ingest(config, stats=args.stats, server_log=args.server_log,
                  client_log=args.client_log, wait_stat=args.wait_stat)
     with RunsWriter(args.out, FARREACH_RUNS_COLUMNS) as w:
@@ -289,4 +319,23 @@ def _ingest(args) -> int:
     shown = ", ".join((f"{k}={row[k]:.4g} {u}" if isinstance(row[k], float) else f"{k}={row[k]} {u}")
                       for k, u in units.items() if row.get(k) is not None)
     print(f"appended 1 farreach_runs row to {args.out}: {shown}")
+    return 0
+
+
+def _ingest_bench(args) -> int:
+    """``ingest --format ycsb|dbbench FILE...`` (calibrate.bench_ingest)."""
+    from .bench_ingest import ingest_files, summary
+    from .runs_io import RunsWriter
+    other = [o for o, v in (("--stats", args.stats), ("--server-log", args.server_log),
+                            ("--client-log", args.client_log)) if v]
+    if other:
+        raise InputError(f"{other[0]} is FarReach output; with --format {args.format} give "
+                         "the files as arguments", field=other[0])
+    spec, rows = ingest_files(args.format, args.files, _set_columns(args.sets),
+                              one_run=args.one_run)
+    with RunsWriter(args.out, spec.columns) as w:
+        for row in rows:
+            w.append(row)
+    print(f"appended {len(rows)} {spec.kind.name} row{'s' * (len(rows) != 1)} to {args.out}")
+    print("\n".join(summary(spec, rows)))
     return 0

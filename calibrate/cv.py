@@ -110,6 +110,11 @@ class CVResult:
     summary: dict[tuple[str, str], CVSummary]
     systems: dict[str, str]          # kind -> fitter label (system / profile name)
     profiles: list[Any] = field(default_factory=list)   # the refitted profile of each fold
+    folds_planned: int = 0           # more than len(folds) when Ctrl-C stopped the refits
+
+    @property
+    def partial(self) -> bool:
+        return self.folds_planned > len(self.folds)
 
 
 # ---------------------------------------------------------------------------
@@ -300,6 +305,8 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
     all share it); ``fitter_kwargs`` are passed where its constructor takes
     them (e.g. ``priors``). ``level`` labels the intervals the profile's
     ``predict_row`` returns (coverage is counted on ``pred_X_lo``/``_hi``).
+    ``progress`` shows a bar of refits on stderr; Ctrl-C returns the folds
+    finished so far (``partial`` is then true).
     """
     from model.kinds import KINDS
     rows = list(rows)
@@ -313,36 +320,50 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
     folds = make_folds(rows, grouping)
     held: list[Held] = []
     profiles = []
+    done: list[Fold] = []
+    from sim.progress import bar
+    with bar(len(folds), "refits", "fit", progress) as b:
+        try:
+            for f in folds:
+                fold_held = _refit_and_predict(f, rows, make)
+                profiles.append(fold_held[0])
+                held += fold_held[1]
+                done.append(f)
+                b.update(1)
+        except KeyboardInterrupt:
+            pass                     # report the folds finished; the caller marks it partial
+    return CVResult(grouping, level, done, held, summarise(held),
+                    {str(r["__kind__"]): label for r in rows}, profiles, len(folds))
+
+
+def _refit_and_predict(f: Fold, rows: Sequence[Row], make) -> tuple[Any, list[Held]]:
+    """One fold: the profile refitted without its test rows, and their held-out cells."""
+    from model.kinds import KINDS
+    prof = make().fit([rows[i] for i in f.train]).profile_
     from model.row_prediction import predict_kind_rows
-    for n, f in enumerate(folds, start=1):
-        if progress:
-            print(f"fold {n}/{len(folds)} ({f.name}): fitting {len(f.train)} rows, "
-                  f"predicting {len(f.test)}", file=sys.stderr, flush=True)
-        fitted = make().fit([rows[i] for i in f.train])
-        prof = fitted.profile_
-        profiles.append(prof)
-        by_kind: dict[str, list[int]] = {}
-        for i in f.test:
-            by_kind.setdefault(str(rows[i]["__kind__"]), []).append(i)
-        preds: dict[int, dict] = {}
-        for kname, idx in by_kind.items():
-            for i, p in zip(idx, predict_kind_rows(KINDS[kname], [rows[i] for i in idx], prof)):
-                preds[i] = p
-        for i in f.test:
-            r = rows[i]
-            k = KINDS[str(r["__kind__"])]
-            pred = preds[i]
-            for c in k.measured:
-                m = _measured(r, c)
-                if m is None:
-                    continue
-                p = pred.get(f"pred_{c}")
-                held.append(Held(f.name, k.name, str(r.get("id") or f"line {_line(r)}"), c, m,
-                                 float(p) if isinstance(p, (int, float)) else None,
-                                 pred.get(f"pred_{c}_lo"), pred.get(f"pred_{c}_hi"),
-                                 {kk: v for kk, v in r.items() if not kk.startswith("__")}))
-    return CVResult(grouping, level, folds, held, summarise(held),
-                    {str(r["__kind__"]): label for r in rows}, profiles)
+    # the fold's rows of each kind in one batch (rack kinds solve them together)
+    by_kind: dict[str, list[int]] = {}
+    for i in f.test:
+        by_kind.setdefault(str(rows[i]["__kind__"]), []).append(i)
+    preds: dict[int, dict] = {}
+    for kname, idx in by_kind.items():
+        for i, p in zip(idx, predict_kind_rows(KINDS[kname], [rows[i] for i in idx], prof)):
+            preds[i] = p
+    held = []
+    for i in f.test:
+        r = rows[i]
+        k = KINDS[str(r["__kind__"])]
+        pred = preds[i]
+        for c in k.measured:
+            m = _measured(r, c)
+            if m is None:
+                continue
+            p = pred.get(f"pred_{c}")
+            held.append(Held(f.name, k.name, str(r.get("id") or f"line {_line(r)}"), c, m,
+                             float(p) if isinstance(p, (int, float)) else None,
+                             pred.get(f"pred_{c}_lo"), pred.get(f"pred_{c}_hi"),
+                             {kk: v for kk, v in r.items() if not kk.startswith("__")}))
+    return prof, held
 
 
 def summarise(held: Sequence[Held]) -> dict[tuple[str, str], CVSummary]:
@@ -370,6 +391,10 @@ def format_cv(res: CVResult, per_row: bool = False) -> str:
     n_test = len({(h.kind, h.id) for h in res.held})
     lines = [f"cross-validation {res.grouping}: {len(res.folds)} refit(s), {n_test} held-out runs, "
              f"{len(res.held)} held-out cells; intervals at {res.level * 100:.0f} %", ""]
+    if res.partial:
+        from sim.progress import partial_text
+        lines.insert(0, partial_text(len(res.folds), res.folds_planned, "refits")
+                     + " (the figures below cover only those)")
     if per_row:
         lines.append(f"  {'fold':<14} {'kind':<22} {'run':<8} {'column':<16} {'measured':>14} "
                      f"{'predicted':>14} {'interval':>27} {'error':>8}")

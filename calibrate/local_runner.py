@@ -173,9 +173,8 @@ def run_plan(points: list[dict[str, Any]], out: str, runner: Runner = native_run
     counts = {"planned": len(points), "skipped": len(points) - len(todo), "ran": 0}
     bar = None
     if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(points), initial=counts["skipped"], unit="run",
-                   desc="local runs", dynamic_ncols=True)
+        from sim.progress import bar as progress_bar
+        bar = progress_bar(len(points), "local runs", "run", True, initial=counts["skipped"])
     try:
         with RunsWriter(out, COLUMNS) as writer:
             for cfg, measured in _execute(todo, runner, cluster):

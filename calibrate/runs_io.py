@@ -10,9 +10,11 @@ line the same way everywhere) and tags every row with ``__kind__``,
 
 Writing is append-only and crash-safe: :class:`RunsWriter` writes one row at
 a time and flushes and fsyncs after each, so a plan interrupted at any point
-keeps every run that finished. A torn last line (the process died mid-write)
-is cut off when the file is reopened. Rows of a plan are keyed by a
-configuration hash (:func:`config_hash`) so a resumed plan skips what is
+keeps every run that finished. It never cuts or rewrites what a file holds:
+a last line without its newline (an editor's habit) is kept and ended before
+the next row; a last line with too few fields (a torn write) is refused,
+naming the line, and the file is left as it was. Rows of a plan are keyed by
+a configuration hash (:func:`config_hash`) so a resumed plan skips what is
 already measured.
 """
 
@@ -133,8 +135,9 @@ class RunsWriter:
     """Append rows to a runs CSV, one fsync per row; safe to reopen after a crash.
 
     If the file exists its header must contain ``columns`` (extra columns in
-    the file are left empty in new rows). A last line without its newline
-    (a torn write) is removed before appending.
+    the file are left empty in new rows). What the file holds is never cut or
+    changed: a complete last line without its newline gets one before the
+    first new row; a torn last line is refused (file untouched).
     """
 
     def __init__(self, path: str | Path, columns: Sequence[str]):
@@ -142,29 +145,21 @@ class RunsWriter:
         self.columns = list(columns)
         self.header = list(columns)
         if self.path.exists() and self.path.stat().st_size > 0:
-            self._repair_tail()
+            # Check everything before writing a byte: a refused file stays as it was.
             header, _ = read_runs(self.path)
             missing = [c for c in self.columns if c not in header]
             if missing:
                 raise InputError(f"existing file lacks columns {', '.join(missing)}; "
                                  "write to a new file", source=str(self.path), line=1)
+            unterminated = _unterminated_tail(self.path, len(header))
             self.header = header
             self._fh = open(self.path, "a", newline="")
+            if unterminated:
+                self._fh.write("\n")
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "w", newline="")
             self._write_line(self.header)
-
-    def _repair_tail(self) -> None:
-        with open(self.path, "rb+") as fh:
-            data = fh.read()
-            if data.endswith(b"\n"):
-                return
-            cut = data.rfind(b"\n") + 1
-            fh.seek(cut)
-            fh.truncate()
-            fh.flush()
-            os.fsync(fh.fileno())
 
     def _write_line(self, values: Sequence[str]) -> None:
         buf = io.StringIO()
@@ -191,16 +186,31 @@ class RunsWriter:
         self.close()
 
 
+def _unterminated_tail(path: Path, fields: int) -> bool:
+    """True if the file's last line is a complete row without its newline.
+
+    A last line with fewer fields than the header is a torn write: refused
+    with its line number rather than cut, since it may be all that is left of
+    a finished run the user wants to keep or repair by hand.
+    """
+    data = path.read_bytes()
+    if data.endswith(b"\n"):
+        return False
+    last = data[data.rfind(b"\n") + 1:]
+    row = next(csv.reader([last.decode(errors="replace")]), [])
+    if len(row) != fields:
+        raise InputError(f"the last line has {len(row)} of {fields} fields and no newline "
+                         "(a torn write?); complete or remove it, then run again",
+                         source=str(path), line=data.count(b"\n") + 1)
+    return True
+
+
 def existing_hashes(path: str | Path) -> set[str]:
     """Config hashes already in a runs CSV (empty set if the file does not exist)."""
     p = Path(path)
     if not p.exists() or p.stat().st_size == 0:
         return set()
-    # A torn last line is not a finished run: ignore it here, RunsWriter cuts it.
-    text = p.read_bytes()
-    if not text.endswith(b"\n"):
-        text = text[: text.rfind(b"\n") + 1]
-    reader = csv.DictReader(io.StringIO(text.decode()))
+    reader = csv.DictReader(io.StringIO(p.read_bytes().decode(errors="replace")))
     if reader.fieldnames is None or HASH_COLUMN not in reader.fieldnames:
         if reader.fieldnames is None:
             return set()

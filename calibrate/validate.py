@@ -55,6 +55,7 @@ class Validation:
     summary: dict[str, ColumnSummary]
     worst: list[dict[str, Any]] = field(default_factory=list)
     dropped: int = 0                               # rows left out as disturbed (max_interference)
+    unpredicted: list[str] = field(default_factory=list)   # measured, kept, not predicted
 
 
 def _values(v: Any) -> list[float] | None:
@@ -212,7 +213,8 @@ def validate(profile: Profile, runs: str | Sequence[str], *, kind: str | None = 
     flat = [{"id": _row_id(r), "column": c, "measured": r.get(c), "predicted": r.get(f"pred_{c}"),
              "ape": r[f"ape_{c}"]} for r in out_rows for c in cols if r.get(f"ape_{c}") is not None]
     flat.sort(key=lambda d: -d["ape"])
-    return Validation(k.name, profile.name, out_rows, cols, summary, flat[:worst], dropped)
+    kept = [c for c in k.unpredicted if any(_values(r.get(c)) for r in rows)]
+    return Validation(k.name, profile.name, out_rows, cols, summary, flat[:worst], dropped, kept)
 
 
 def _row_id(r: Mapping[str, Any]) -> str:
@@ -250,6 +252,9 @@ def format_report(v: Validation, per_row: bool = True) -> str:
     for c, s in v.summary.items():
         rho = f"{s.spearman:9.3f}" if s.spearman is not None else f"{'-':>9}"
         lines.append(f"  {c:<14} {s.unit:<12} {s.n:>5} {s.median_ape:10.1f}% {s.mean_ape:9.1f}% {rho}")
+    if v.unpredicted:
+        lines += ["", "  measured but not predicted by the model (kept in the rows as they are): "
+                  + ", ".join(v.unpredicted)]
     if v.worst:
         lines += ["", "  worst rows:"]
         for w in v.worst:

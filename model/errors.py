@@ -46,15 +46,17 @@ def run_command(action: Callable[[], int | None]) -> int:
     """Run a command-line action with the toolkit's exit codes.
 
     Bad input prints one located message and gives 2 (no traceback); Ctrl-C
-    gives 130; a closed output pipe (``| head``) ends quietly.
+    gives 130, with the command's own account of what it finished when it
+    gives one (``sim.progress.Interrupted``: ``PARTIAL: interrupted after X of
+    Y ...``); a closed output pipe (``| head``) ends quietly.
     """
     try:
         return action() or 0
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(str(exc) or "interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

@@ -1,13 +1,13 @@
 """Every run kind, loaded: what callers use to find a kind or detect one from a header.
 
 Importing this module imports every module that registers kinds (the
-FarReach rack's, the native server's local runs, the other reference
-systems) into :mod:`model.registry`.
+FarReach rack's, the native server's local runs, the YCSB and db_bench runs,
+the other reference systems) into :mod:`model.registry`.
 """
 
 from __future__ import annotations
 
-from . import farreach_kinds, local_runs, systems  # noqa: F401  (they register)
+from . import bench_runs, farreach_kinds, local_runs, systems  # noqa: F401  (they register)
 from .errors import InputError
 from .registry import KINDS, SYSTEMS, RunKind
 

@@ -3,8 +3,10 @@
 Each reference CSV has a *kind*, recognised by its header. A
 :class:`RunKind` knows the columns that identify it, the embedded profile its
 system is calibrated by, how to predict the measured columns of one row
-(``predict_row(row, profile) -> {"pred_<column>": value}``) and which fitter
-calibrates it (an import path, so the model never imports the calibration
+(``predict_row(row, profile) -> {"pred_<column>": value}``), which measured
+columns it keeps but cannot predict (``unpredicted``: latency percentiles,
+stall counters, ...; batch prediction and validation name them rather than
+drop them) and which fitter calibrates it (an import path, so the model never imports the calibration
 package). Systems (:mod:`model.systems`) register here too.
 
 This module is a leaf: the modules that define kinds import it and register;
@@ -40,6 +42,7 @@ class RunKind:
     profile: str                         # embedded profile calibrated for it
     measured: tuple[str, ...]            # columns it can predict
     predict_row: Callable[[Row, Any], dict[str, Any]]
+    unpredicted: tuple[str, ...] = ()    # measured columns kept but not predicted
     description: str = ""
     fitter: str = ""                     # "module:Class" of the fitter that calibrates it
     fitter_args: dict = field(default_factory=dict)   # constructor arguments the kind fixes

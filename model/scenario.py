@@ -248,16 +248,33 @@ class Scenario:
             out[sec] = dataclasses.asdict(getattr(self, sec))
         return out
 
-    def to_toml(self) -> str:
-        lines = [f"name = {toml_value(self.name)}"]
+    def to_toml(self, header: str = "") -> str:
+        """The scenario as TOML that :meth:`from_toml` reads back to an equal scenario.
+
+        Each section and key carries its meaning, unit and allowed values as
+        comments (from the declarations above), so the printout documents
+        itself; ``header`` is written first as comment lines.
+        """
+        lines = [f"# {h}".rstrip() for h in header.splitlines()]
+        if lines:
+            lines.append("")
+        lines.append(f"name = {toml_value(self.name)}")
         for sec, cls in SECTIONS.items():
-            lines.append(f"\n[{sec}]")
+            lines += ["", f"[{sec}]"] + _comment(cls.__doc__ or "")
             obj = getattr(self, sec)
             for f in fields(cls):
-                unit = f.metadata.get("unit")
-                comment = f"  # {unit}" if unit else ""
-                lines.append(f"{f.name} = {toml_value(getattr(obj, f.name))}{comment}")
+                md = f.metadata
+                about = md.get("doc", "") or f.name
+                unit = f" Unit: {md['unit']}." if md.get("unit") else ""
+                lines += [""] + _comment(f"{about}.{unit} Allowed: {describe(cls, f.name)}.")
+                lines.append(f"{f.name} = {toml_value(getattr(obj, f.name))}")
         return "\n".join(lines) + "\n"
+
+
+def _comment(text: str, width: int = 88) -> list[str]:
+    """``text`` as TOML comment lines (a comment cannot span lines, so wrap it)."""
+    import textwrap
+    return ["# " + ln for ln in textwrap.wrap(" ".join(text.split()), width - 2)]
 
 
 def all_keys() -> list[str]:

@@ -40,6 +40,7 @@ NAMED: dict[str, str] = {
     "matrix_size": "", "value_bytes": "B", "key_bytes": "B", "payload": "B",
     "records": "keys", "cache_keys": "keys", "hash_buckets": "buckets",
     "rcvbuf_kb": "KiB", "bg_threads": "threads",
+    "rate_mb_s": "MB/s", "operations": "ops", "found": "keys",
 }
 
 # Suffix rules, tried in order.
@@ -48,6 +49,7 @@ SUFFIX: list[tuple[str, str]] = [
     ("_mops", "MOPS"), ("_kops", "Kops"), ("_qps", "QPS"), ("_ops", "ops/s"),
     ("_pct", "%"), ("_mb", "MB"), ("_kb", "KB"), ("_gb", "GB"), ("_bytes", "B"),
     ("_frac", "fraction"), ("_ratio", "fraction"), ("_x", "x"),
+    ("_count", "ops"), ("_failed", "ops"), ("_delays", "stalls"), ("_stops", "stalls"),
 ]
 
 PER_SERVER = re.compile(r"^(.*_(?:us|ms|ns|s))_(\d+)$")

@@ -2,8 +2,11 @@
 
 Reads any CSV with the columns of one of the reference kinds, infers the
 kind from the header, and writes every input row with all its input columns
-plus ``pred_<column>`` for each measured column the kind can predict. Bad
-input raises :class:`~model.errors.InputError` naming file, line and column.
+plus ``pred_<column>`` for each measured column the kind can predict. A kind
+that measures columns the model cannot predict (latency percentiles, stall
+counters) keeps them as they are and names them, per row, in an
+``unpredicted`` column. Bad input raises :class:`~model.errors.InputError`
+naming file, line and column.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import csv
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from model.errors import InputError
 from model.profile import Profile
@@ -51,19 +54,17 @@ def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
 
 def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
                  source: str, progress: bool = False,
-                 intervals: bool = True) -> list[dict[str, Any]]:
-    """``pred_`` columns of every row (rack kinds solved as one batch)."""
-    show = None
-    if progress and len(rows) > 20:
-        from tqdm import tqdm
-        bar = tqdm(desc=f"predicting {kind.name}", unit="rack" if kind.rack else "row")
-
-        def show(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-            if done >= total:
-                bar.close()
-    return predict_kind_rows(kind, rows, profile, source, intervals=intervals, progress=show)
+                 intervals: bool = True, chunk: int = 256) -> Iterator[dict[str, Any]]:
+    """``pred_`` columns of every row, in order. Rack kinds are solved in
+    batches of ``chunk`` rows (shared racks once per batch), so a Ctrl-C
+    keeps every batch finished before it."""
+    from .progress import bar
+    with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
+        for a in range(0, len(rows), chunk):
+            part = rows[a:a + chunk]
+            for preds in predict_kind_rows(kind, part, profile, source, intervals=intervals):
+                yield preds
+            b.update(len(part))
 
 
 def format_value(v: Any) -> str:
@@ -79,25 +80,58 @@ def format_value(v: Any) -> str:
 
 
 def run_batch(runs: str, out: str, profile: Profile | None = None,
-              progress: bool = True, intervals: bool = True) -> tuple[RunKind, int]:
+              progress: bool = False, intervals: bool = True) -> tuple[RunKind, int]:
+    """Predict every row of ``runs`` into ``out``; returns the kind and the row count.
+
+    Ctrl-C writes the rows predicted so far, each with ``partial`` = ``true``,
+    and raises :class:`sim.progress.Interrupted`."""
+    from .progress import Interrupted
     header, rows = read_runs(runs)
     kind = detect(header, source=runs)
     profile = profile or Profile.load(kind.profile)
+    for col in ([UNPREDICTED] if kind.unpredicted else []) + ["partial"]:
+        if col in header:
+            raise InputError(f"the input already has a column '{col}' (a previous "
+                             "prediction?); rename or remove it", source=runs, line=1, field=col)
     pred_cols: list[str] = []
     results = []
-    for preds in predict_rows(kind, rows, profile, runs, progress, intervals):
-        for k in preds:
-            if k in header:
-                # Writing over it would lose the user's column; keeping it
-                # would hide the new prediction.
-                raise InputError(f"the input already has a column '{k}' (a previous "
-                                 "prediction?); rename or remove it", source=runs, line=1, field=k)
-            if k not in pred_cols:
-                pred_cols.append(k)
-        results.append(preds)
+    try:
+        for preds in predict_rows(kind, rows, profile, runs, progress, intervals):
+            for k in preds:
+                if k in header:
+                    # Writing over it would lose the user's column; keeping it
+                    # would hide the new prediction.
+                    raise InputError(f"the input already has a column '{k}' (a previous "
+                                     "prediction?); rename or remove it", source=runs, line=1,
+                                     field=k)
+                if k not in pred_cols:
+                    pred_cols.append(k)
+            results.append(preds)
+    except KeyboardInterrupt:
+        _write(out, kind, header, rows, results, pred_cols, partial=True)
+        raise Interrupted(len(results), len(rows), "rows",
+                          f"the rows predicted so far are in {out} (column partial)") from None
+    _write(out, kind, header, rows, results, pred_cols)
+    return kind, len(rows)
+
+
+def _write(out: str, kind: RunKind, header: list[str], rows: list[dict[str, str]],
+           results: list[dict[str, Any]], pred_cols: list[str], partial: bool = False) -> None:
+    extra = [UNPREDICTED] if kind.unpredicted else []
+    if partial:
+        extra.append("partial")
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
-        w.writerow(header + pred_cols)
+        w.writerow(header + pred_cols + extra)
         for row, preds in zip(rows, results):
-            w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols])
-    return kind, len(rows)
+            w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols]
+                       + ([unpredicted(kind, row)] if kind.unpredicted else [])
+                       + (["true"] if partial else []))
+
+
+UNPREDICTED = "unpredicted"
+
+
+def unpredicted(kind: RunKind, row: dict[str, str]) -> str:
+    """The measured columns of ``row`` the model does not predict, ``|``-separated."""
+    return "|".join(c for c in kind.unpredicted if str(row.get(c, "")).strip())

@@ -1,8 +1,12 @@
 """Command line: ``python -m sim predict``, ``simulate``, ``workload``, ``workload-fit``,
-``sweep`` (sim/sweep.py), ``explain`` (sim/explain_cli.py) and ``tune`` (sim/tune.py).
+``sweep`` (sim/sweep.py), ``explain`` (sim/explain_cli.py), ``tune`` (sim/tune.py)
+and ``scenario show``.
 
 Bad input (scenario keys, --set values, profiles, runs CSVs) prints one
-message naming the file, line and field, and exits with code 2.
+message naming the file, line and field, and exits with code 2. Long work
+(``simulate``, ``predict --engine sim``, ``predict --runs``) shows progress
+and stops on Ctrl-C with exit code 130, its output marked partial
+(:mod:`sim.progress`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from model.prediction import Prediction
 from model.profile import Profile
 from model.scenario import Scenario
 
+from .progress import Interrupted, add_flag, partial_text, wanted
+
 DEFAULT_PROFILE = "tofino-testbed"
 
 
@@ -30,6 +36,7 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help=f"calibrated profile (default: embedded {DEFAULT_PROFILE!r})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--html", metavar="OUT.html", help="also write an HTML report")
+    add_flag(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -60,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_parser(sub)
     explain_cli.add_parser(sub)
     tune.add_parser(sub)
+    from . import scenario_cli
+    scenario_cli.add_parsers(sub)
     return ap
 
 
@@ -79,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         from . import explain_cli, sweep, tune
         mod = {"sweep": sweep, "explain": explain_cli, "tune": tune}[args.command]
         return run_command(lambda: mod.run(args))
+    if args.command == "scenario":
+        from . import scenario_cli
+        return run_command(lambda: scenario_cli.run(args))
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 
@@ -91,7 +103,8 @@ def _predict(args) -> int:
                              field="--runs")
         from .batch import run_batch
         profile = Profile.load(args.profile) if args.profile else None
-        kind, n = run_batch(args.runs, args.out, profile, intervals=args.intervals)
+        kind, n = run_batch(args.runs, args.out, profile, progress=wanted(args.progress),
+                            intervals=args.intervals)
         print(f"predicted {n} rows of kind {kind.name} -> {args.out}", file=sys.stderr)
         if args.html:
             from reports import write_sweep_report
@@ -104,7 +117,7 @@ def _predict(args) -> int:
     if args.engine == "sim":
         from .run import simulate
         pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
-                        progress=not args.json)
+                        progress=wanted(args.progress, json=args.json))
     elif args.intervals:
         from model.intervals import predict_with_intervals
         ip = predict_with_intervals([sc], profile)[0]
@@ -116,23 +129,49 @@ def _predict(args) -> int:
         from model.solvers import predict
         pred = predict(sc, profile)
     _emit(pred, sc, profile, args)
-    return 0
+    return _done(pred, args)
 
 
 def _simulate(args) -> int:
     sc, profile = load_inputs(args)
     from .run import simulate, write_timeline
     pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
-                    engine=args.sim_engine, progress=not args.json)
+                    engine=args.sim_engine, progress=wanted(args.progress, json=args.json))
     if args.timeline:
         write_timeline(pred, args.timeline)
     _emit(pred, sc, profile, args)
+    return _done(pred, args)
+
+
+def _stopped_after(pred: Prediction) -> float | None:
+    """Simulated seconds done when Ctrl-C stopped a simulation (None: it finished)."""
+    if not pred.details.get("interrupted"):
+        return None                   # (and an analytic prediction never loads the simulator)
+    from .run import interrupted_after
+    return interrupted_after(pred)
+
+
+def _partial(pred: Prediction, args) -> str | None:
+    """The PARTIAL line of a simulation stopped by Ctrl-C (None if it finished)."""
+    done = _stopped_after(pred)
+    return None if done is None else partial_text(done, args.seconds, "s simulated")
+
+
+def _done(pred: Prediction, args) -> int:
+    """0, or -- after the partial results were printed -- Ctrl-C's exit code 130."""
+    done = _stopped_after(pred)
+    if done is not None:
+        timeline = getattr(args, "timeline", None)
+        raise Interrupted(done, args.seconds, "s simulated",
+                          f"the timeline so far is in {timeline}" if timeline else "")
     return 0
 
 
 def prediction_json(pred: Prediction) -> dict[str, Any]:
-    """The machine-readable contract of docs/contracts.md (non-finite -> null)."""
+    """The machine-readable contract of docs/contracts.md (non-finite -> null);
+    ``partial`` is true when a simulation was stopped by Ctrl-C."""
     d = pred.to_dict()
+    d["partial"] = bool(pred.details.get("interrupted", False))
     return _finite(d)
 
 
@@ -154,13 +193,16 @@ def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
         d = prediction_json(pred)
         # A simulation also gets its per-second timeline, with stalls shaded.
         timeline = d.get("details", {}).get("timeline")
+        partial = _partial(pred, args)
         build_report(args.html, prediction=d, scenario=sc.to_dict(), profile=profile_dict(profile),
                      timeline=timeline or None,
-                     title=f"{'Simulation' if timeline else 'Prediction'}: {sc.name}")
+                     title=(f"{partial} -- " if partial else "")
+                     + f"{'Simulation' if timeline else 'Prediction'}: {sc.name}")
     if args.json:
         print(json.dumps(prediction_json(pred), indent=1))
     else:
-        print(format_table(pred, sc, profile))
+        partial = _partial(pred, args)
+        print((partial + "\n" if partial else "") + format_table(pred, sc, profile))
     if args.html:
         print(f"report written to {args.html}", file=sys.stderr)
 

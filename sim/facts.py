@@ -1,9 +1,12 @@
 """Qualitative facts of docs/domain.md section 3, reproduced by the simulator.
 
-``python -m sim.facts [--seconds S] [--engine fast]`` prints each fact with
-its figures and units, then the memtable rows of data/farreach_tuning.csv
-(T36, T38, T39, T47): simulated and analytic throughput next to the
-measured MOPS. tests/sim/test_facts.py asserts the direction of every fact
+``python -m sim.facts [--scale X] [--engine fast] [--[no-]progress]`` prints
+each fact with its figures and units, then the memtable rows of
+data/farreach_tuning.csv (T36, T38, T39, T47): simulated and analytic
+throughput next to the measured MOPS. Progress (simulated seconds done of
+the total, with an ETA) goes to stderr on a terminal; Ctrl-C keeps the facts
+printed so far, adds ``PARTIAL: interrupted after X of Y facts`` and exits
+with code 130. tests/sim/test_facts.py asserts the direction of every fact
 through the same functions (with shorter horizons).
 
 Facts (each a function returning a dict of figures):
@@ -40,8 +43,18 @@ def default_profile() -> Profile:
     return Profile.load("tofino-testbed")
 
 
+#: called with the simulated seconds of every finished simulation (main's progress bar)
+_on_simulated = None
+
+
 def _sim(sc, pf, seconds, seed=1, engine="fast", **kw):
-    return simulate(sc, pf, seconds=seconds, seed=seed, engine=engine, progress=False, **kw)
+    p = simulate(sc, pf, seconds=seconds, seed=seed, engine=engine, progress=False, **kw)
+    if p.details.get("interrupted"):
+        # a fact from a cut-short simulation would be wrong: stop the whole run
+        raise KeyboardInterrupt
+    if _on_simulated is not None:
+        _on_simulated(seconds)
+    return p
 
 
 def _min_wait(p) -> float:
@@ -177,22 +190,55 @@ def tuning_rows(pf: Profile, seconds: float = 20.0, engine: str = "fast") -> lis
     return rows
 
 
+#: the facts main() prints, in order, with the simulated seconds each takes at scale 1
+STEPS = (("few_clients", 2 * 2.0), ("loss_and_timeout", 3 * 4.0), ("false_positives", 2 * 2.0),
+         ("memtable_stall", 2 * 3.0), ("data_decay", 2 * 8.0),
+         ("tuning_rows", len(TUNING_IDS) * 20.0))
+
+
 def main(argv=None) -> int:
+    from model.errors import run_command
+
+    from .progress import add_flag
     ap = argparse.ArgumentParser(prog="python -m sim.facts", description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every horizon")
     ap.add_argument("--engine", choices=("fast", "simpy"), default="fast")
     ap.add_argument("--profile", default=None)
+    add_flag(ap)
     args = ap.parse_args(argv)
+    return run_command(lambda: _print_facts(args))
+
+
+def _print_facts(args) -> int:
+    global _on_simulated
+    from .progress import Interrupted, bar, wanted
     pf = Profile.load(args.profile) if args.profile else default_profile()
     s, e = args.scale, args.engine
     print(f"profile: {pf.name}; engine: {e}")
+    done = 0
+    with bar(sum(t for _, t in STEPS) * s, "facts", "sim-s", wanted(args.progress)) as b:
+        _on_simulated = b.update
+        try:
+            for name, _ in STEPS:
+                PRINTERS[name](pf, s, e)
+                done += 1
+        except KeyboardInterrupt:
+            print(f"\nPARTIAL: interrupted after {done} of {len(STEPS)} facts")
+            raise Interrupted(done, len(STEPS), "facts") from None
+        finally:
+            _on_simulated = None
+    return 0
 
+
+def _print_few_clients(pf, s, e):
     f = few_clients(pf, 2.0 * s, e)
     print("\n1. Too few clients leave wait above the floor")
     print(f"   {f['clients_few']} clients: min wait {f['min_wait_few_us']:.1f} us, "
           f"{f['mops_few']:.3f} MOPS; {f['clients_many']} clients: min wait "
           f"{f['min_wait_many_us']:.2f} us, {f['mops_many']:.3f} MOPS (floor {f['floor_us']:.2f} us)")
 
+
+def _print_loss_and_timeout(pf, s, e):
     f = loss_and_timeout(pf, 4.0 * s, e)
     print("\n2. Many clients + small buffers lose packets; a large timeout then costs throughput")
     print(f"   4096 clients, 32 KiB buffers: {f['pktloss_per_s_small_buf']:.0f} packets/s lost "
@@ -201,6 +247,8 @@ def main(argv=None) -> int:
           f"timeout 20 ms {f['mops_small_buf_timeout_20ms']:.3f} MOPS, "
           f"big buffers {f['mops_big_buf_timeout_1000ms']:.3f} MOPS")
 
+
+def _print_false_positives(pf, s, e):
     f = false_positives(pf, 2.0 * s, e)
     print("\n3. Small timeouts cause false positives")
     print(f"   p99 latency {f['latency_p99_us']:.0f} us; timeout {f['timeout_small_ms']:g} ms: "
@@ -208,12 +256,16 @@ def main(argv=None) -> int:
           f"timeout {f['timeout_large_ms']:g} ms: {f['false_pos_per_s_large']:.0f}/s "
           f"({f['mops_large']:.3f} MOPS)")
 
+
+def _print_memtable_stall(pf, s, e):
     f = memtable_stall(pf, 3.0 * s, e)
     print("\n4. Small memtables under heavy writes stall (write-only, WAL off)")
     print(f"   0.125 MiB memtable, flushnum 1, maxnum 2: stalled {100 * f['stall_frac_small']:.1f}% "
           f"of worker time, {f['flushes_small']:.0f} flushes, {f['mops_small']:.3f} MOPS; "
           f"64 MiB: stalled {100 * f['stall_frac_large_64mib']:.1f}%, {f['mops_large_64mib']:.3f} MOPS")
 
+
+def _print_data_decay(pf, s, e):
     f = data_decay(pf, 8.0 * s, e)
     print("\n5. More data makes throughput decay over the run (run compressed into the horizon)")
     for q in ("10", "100"):
@@ -221,6 +273,8 @@ def main(argv=None) -> int:
               f"{f[f'mops_last_s_{q}M']:.3f} MOPS, decay {100 * f[f'decay_{q}M']:.1f}% "
               f"(last vs first quarter)")
 
+
+def _print_tuning_rows(pf, s, e):
     print("\nMemtable tuning rows (data/farreach_tuning.csv, 16 servers, 1024 clients, 100M queries)")
     for r in tuning_rows(pf, 20.0 * s, e):
         print(f"   {r['id']} {r['system']}, memtable {r['memtable_mb']} MiB, flushnum {r['flushnum']}, "
@@ -228,7 +282,9 @@ def main(argv=None) -> int:
               f"simulated {r['sim_mops']:.3f} MOPS (worst second {r['sim_min_second_mops']:.3f} MOPS, "
               f"stalled {100 * r['sim_stall_frac']:.1f}% of worker time), "
               f"analytic {r['analytic_mops']:.3f} MOPS")
-    return 0
+
+
+PRINTERS = {name: globals()[f"_print_{name}"] for name, _ in STEPS}
 
 
 if __name__ == "__main__":

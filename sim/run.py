@@ -18,8 +18,8 @@ solver predicts it.
 
 Runs go in chunks of one simulated second, between which the load-dependent
 inputs are updated (:class:`sim.dynamics.RackDynamics`), the progress bar
-moves and Ctrl-C is honoured: an interrupted run returns the seconds
-completed so far with ``details["interrupted"] = True``.
+moves (:mod:`sim.progress`) and Ctrl-C is honoured: an interrupted run
+returns the seconds completed so far with ``details["interrupted"] = True``.
 
 :func:`run_config` runs a bare :class:`~sim.config.SimConfig` (for instance a
 closed or open network of FCFS stations) for verification against queueing
@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import csv
 import math
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,9 +50,10 @@ from model.scenario import Scenario
 from . import counters
 from .config import SimConfig, rack_config
 from .dynamics import RackDynamics
+from .progress import bar as pbar, wanted
 
 __all__ = ["FastSimulator", "SimpySimulator", "SimResult", "run_config", "simulate",
-           "write_timeline", "hist_edges_us"]
+           "write_timeline", "interrupted_after", "hist_edges_us"]
 
 hist_edges_us = counters.hist_edges_us
 
@@ -107,11 +107,7 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
     totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
     totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
     timeline: list[dict] = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=round(seconds, 6), unit="sim-s", file=sys.stderr, leave=False,
-                   desc=f"simulating ({engine})", disable=None)
+    bar = pbar(round(seconds, 6), f"simulating ({engine})", "sim-s", progress) if progress else None
     t0 = time.perf_counter()
     interrupted = False
     t_us = 0.0
@@ -287,22 +283,40 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
 
 
 def simulate(scenario: Scenario, profile: Profile, seconds: float = 10.0, seed: int = 1,
-             engine: str = "fast", progress: bool = True, *, data_scale: float | None = None,
-             warmup_s: float = 0.0) -> Prediction:
-    """Simulate ``seconds`` of the rack (``engine`` fast or simpy)."""
+             engine: str = "fast", progress: bool | None = None, *,
+             data_scale: float | None = None, warmup_s: float = 0.0) -> Prediction:
+    """Simulate ``seconds`` of the rack (``engine`` fast or simpy).
+
+    ``progress``: a bar on stderr (default: when stderr is a terminal). Ctrl-C
+    returns the seconds completed, with ``details["interrupted"] = True``
+    (:func:`interrupted_after` says how far it got)."""
     cls = {"fast": FastSimulator, "simpy": SimpySimulator}.get(engine)
     if cls is None:
         raise InputError(f"unknown engine {engine!r}; allowed: fast, simpy", field="engine")
+    progress = wanted(progress)
     solver = cls(seconds, seed, progress=progress, data_scale=data_scale, warmup_s=warmup_s)
     return solver.solve(compile_rack(scenario, profile))
 
 
+def interrupted_after(prediction: Prediction) -> float | None:
+    """Simulated seconds completed before Ctrl-C, or None if the run finished."""
+    if not prediction.details.get("interrupted"):
+        return None
+    tl = prediction.details.get("timeline") or []
+    return float(tl[-1]["t_s"]) if tl else 0.0
+
+
 def write_timeline(prediction: Prediction, path) -> None:
-    """Write ``details["timeline"]`` as CSV (one row per simulated second)."""
+    """Write ``details["timeline"]`` as CSV (one row per simulated second).
+
+    The seconds of an interrupted run are written too, each marked with a
+    ``partial`` column (``true``)."""
     rows = prediction.details.get("timeline")
     if rows is None:
         raise InputError("this prediction has no timeline (only simulations do)",
                          field="timeline")
+    if interrupted_after(prediction) is not None:
+        rows = [{**r, "partial": "true"} for r in rows]
     cols: list[str] = []
     for r in rows:
         for k in r:

@@ -1,0 +1,191 @@
+"""Long work shows progress and stops cleanly on Ctrl-C: exit code 130, what was
+finished printed or written and marked partial (sim.progress)."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from sim import cli
+from sim.progress import Interrupted, partial_text, wanted
+
+ROOT = Path(__file__).resolve().parents[2]
+SMALL = ["--set", "servers=2", "--set", "clients=8", "--set", "workload.records=100000"]
+
+
+def _csv(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(path.read_text().splitlines()))
+
+
+def test_progress_policy(monkeypatch):
+    assert wanted(True, json=True) is True and wanted(False) is False
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    assert wanted(None) is True and wanted(None, json=True) is False
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    assert wanted(None) is False
+    assert str(Interrupted(3, 10, "rows", "see x.csv")) == \
+        "PARTIAL: interrupted after 3 of 10 rows; see x.csv"
+    assert partial_text(2.0, 5.0, "s simulated") == "PARTIAL: interrupted after 2 of 5 s simulated"
+
+
+def _interrupt_on_call(monkeypatch, n: int):
+    from sim import fast
+    real = fast.FastEngine.run_until
+    calls = {"n": 0}
+
+    def run_until(self, t_us):
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise KeyboardInterrupt
+        return real(self, t_us)
+    monkeypatch.setattr(fast.FastEngine, "run_until", run_until)
+
+
+def test_simulate_interrupted_marks_table_json_and_timeline(tmp_path, monkeypatch, capsys):
+    tl = tmp_path / "tl.csv"
+    _interrupt_on_call(monkeypatch, 3)
+    rc = cli.main(["simulate", "--seconds", "5", "--timeline", str(tl), "--no-progress"] + SMALL)
+    out, err = capsys.readouterr()
+    assert rc == 130
+    assert out.startswith("PARTIAL: interrupted after 2 of 5 s simulated\n")
+    assert "PARTIAL: interrupted after 2 of 5 s simulated" in err and str(tl) in err
+    rows = _csv(tl)
+    assert len(rows) == 2 and {r["partial"] for r in rows} == {"true"}
+
+    _interrupt_on_call(monkeypatch, 2)
+    rc = cli.main(["simulate", "--seconds", "5", "--json"] + SMALL)
+    d = json.loads(capsys.readouterr().out)
+    assert rc == 130 and d["partial"] is True and d["details"]["interrupted"] is True
+
+
+def test_finished_simulation_is_not_partial(tmp_path, capsys):
+    tl = tmp_path / "tl.csv"
+    assert cli.main(["simulate", "--seconds", "1", "--json", "--timeline", str(tl)] + SMALL) == 0
+    assert json.loads(capsys.readouterr().out)["partial"] is False
+    assert "partial" not in tl.read_text().splitlines()[0]
+
+
+def test_batch_interrupted_writes_rows_so_far(tmp_path, monkeypatch, capsys):
+    from model.kinds import KINDS
+    kind = KINDS["farreach_runs"]
+    calls = {"n": 0}
+    real = kind.predict_row
+
+    def predict_row(row, profile):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt
+        return real(row, profile)
+    monkeypatch.setitem(KINDS, "farreach_runs", dataclasses.replace(kind, predict_row=predict_row))
+    out = tmp_path / "p.csv"
+    rc = cli.main(["predict", "--runs", str(ROOT / "examples" / "runs.csv"), "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 130 and "PARTIAL: interrupted after 3 of 10 rows" in err and str(out) in err
+    rows = _csv(out)
+    assert len(rows) == 3 and {r["partial"] for r in rows} == {"true"} and rows[0]["pred_mops"]
+
+
+def test_cross_validation_interrupted_reports_folds_done(capsys):
+    from calibrate.cv import cross_validate, format_cv
+    from calibrate.runs_io import load_runs
+    from model.profile import Profile
+
+    class OneFitThenCtrlC:
+        fits = 0
+
+        def fit(self, rows):
+            OneFitThenCtrlC.fits += 1
+            if OneFitThenCtrlC.fits == 2:
+                raise KeyboardInterrupt
+            self.profile_ = Profile.load("tofino-testbed")
+            return self
+
+    _, rows = load_runs(str(ROOT / "examples" / "runs.csv"))
+    res = cross_validate(rows, "column:block", fitter=OneFitThenCtrlC)
+    assert res.partial and len(res.folds) == 1 and res.folds_planned == 3
+    assert format_cv(res).startswith("PARTIAL: interrupted after 1 of 3 refits")
+
+
+def test_calibrate_run_interrupted(tmp_path, monkeypatch, capsys):
+    from calibrate import cli as ccli
+    from calibrate import local_runner
+    calls = {"n": 0}
+
+    def fake_run(cfg, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return {"mops": 0.05, "completed": 1000, "wait_stat": "avg"}
+    monkeypatch.setattr(local_runner, "native_run", fake_run)
+    monkeypatch.setattr(local_runner, "require_native", lambda: None)
+    out = tmp_path / "runs.csv"
+    rc = ccli.main(["run", "--plan", str(ROOT / "examples" / "local.toml"), "--out", str(out),
+                    "--no-progress"])
+    err = capsys.readouterr().err
+    assert rc == 130 and "PARTIAL: interrupted after 1 of 8 runs" in err and "resume" in err
+    assert len(_csv(out)) == 1
+
+
+def _interrupt(args: list[str], ready: str, *, on_stdout: bool = False, timeout: float = 90,
+               delay: float = 0.0) -> tuple[int, str, str]:
+    """Run ``python -m args``; once ``ready`` appears on stderr (or stdout), send it
+    SIGINT as Ctrl-C does. Returns the exit code, stdout and stderr."""
+    p = subprocess.Popen([sys.executable, "-m"] + args, cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    out: list[bytes] = []
+    err: list[bytes] = []
+
+    def read(stream, sink):
+        for chunk in iter(lambda: stream.read1(4096), b""):
+            sink.append(chunk)
+    threads = [threading.Thread(target=read, args=(p.stdout, out), daemon=True),
+               threading.Thread(target=read, args=(p.stderr, err), daemon=True)]
+    with p:
+        for t in threads:
+            t.start()
+        try:
+            watched = out if on_stdout else err
+            end = time.monotonic() + timeout
+            while not re.search(ready, b"".join(watched).decode(errors="replace")):
+                assert time.monotonic() < end and p.poll() is None, b"".join(err).decode()
+                time.sleep(0.1)
+            time.sleep(delay)
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+            for t in threads:
+                t.join(5)
+    return rc, b"".join(out).decode(), b"".join(err).decode()
+
+
+def test_simulate_sigint_subprocess(tmp_path):
+    """A real Ctrl-C (SIGINT) during `simulate`: exit 130, partial JSON and timeline."""
+    tl = tmp_path / "tl.csv"
+    # the bar counts simulated seconds: interrupt once one is done
+    rc, out, err = _interrupt(["sim", "simulate", "--seconds", "500", "--json", "--progress",
+                               "--timeline", str(tl)] + SMALL, r"\b[1-9]\d*(\.\d+)?/500\b")
+    assert rc == 130, err
+    assert "PARTIAL: interrupted after" in err and "Traceback" not in err
+    assert json.loads(out)["partial"] is True
+    rows = _csv(tl)
+    assert rows and all(r["partial"] == "true" for r in rows)
+
+
+def test_facts_sigint_subprocess():
+    """SIGINT during `python -m sim.facts`: the facts so far, a PARTIAL line, exit 130."""
+    rc, out, err = _interrupt(["sim.facts", "--scale", "0.25", "--no-progress"], r"profile: ",
+                              on_stdout=True, delay=0.5)
+    assert rc == 130, err
+    assert re.search(r"PARTIAL: interrupted after \d of 6 facts", out)
+    assert "Traceback" not in err
