@@ -17,9 +17,7 @@ SECONDS = 8.0
 
 #: (regime, quantity) -> why the mean-value form misses (docs/model.md, "Known misses")
 KNOWN_MISSES = {
-    ("5 ms timeout", "throughput"): "collapsed workers: how many collapse is random",
     ("5 ms timeout", "wait_us"): "collapsed workers: how many collapse is random",
-    ("facts: timeout 5 ms", "throughput"): "collapsed workers: how many collapse is random",
     ("facts: timeout 5 ms", "wait_us"): "collapsed workers: how many collapse is random",
     ("facts: 4096 clients, 32 KiB buffers, timeout 20 ms", "wait_us"):
         "resend duplicates at the buffer limit",
@@ -34,7 +32,9 @@ KNOWN_MISSES = {
         "flush-capacity limit: stalls spread over the workers",
     ("WAL switch + slowdown", "wait_us"): "pile-up behind WAL blocks with 64 clients",
     ("oversubscribed cores", "wait_us"): "time slicing of two workers on one core",
-    ("32 servers", "wait_us"): "idle time of saturated workers (2-3 us waits)",
+    ("1 MiB memtable", "throughput"): "overflow of receive buffers during WAL switches",
+    ("1 MiB memtable", "wait_us"): "overflow of receive buffers during WAL switches",
+    ("nocache", "wait_us"): "the hot worker's queue under NoCache imbalance",
 }
 
 BOUNDS = {"throughput": 0.10, "wait_us": 0.15, "process_us": 0.15}
