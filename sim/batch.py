@@ -60,8 +60,9 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
     keeps every batch finished before it."""
     from .progress import bar
     with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
-        for a in range(0, len(rows), chunk):
-            part = rows[a:a + chunk]
+        step = chunk if kind.rack is not None else 1    # row by row: keep every finished row
+        for a in range(0, len(rows), step):
+            part = rows[a:a + step]
             for preds in predict_kind_rows(kind, part, profile, source, intervals=intervals):
                 yield preds
             b.update(len(part))

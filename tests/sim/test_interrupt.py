@@ -78,14 +78,19 @@ def test_batch_interrupted_writes_rows_so_far(tmp_path, monkeypatch, capsys):
     from model.kinds import KINDS
     kind = KINDS["farreach_runs"]
     calls = {"n": 0}
-    real = kind.predict_row
+    from model.row_prediction import predict_kind_rows
+
+    def real(row, profile):                # the original kind, solved alone
+        return predict_kind_rows(kind, [row], profile)[0]
 
     def predict_row(row, profile):
         calls["n"] += 1
         if calls["n"] == 4:
             raise KeyboardInterrupt
         return real(row, profile)
-    monkeypatch.setitem(KINDS, "farreach_runs", dataclasses.replace(kind, predict_row=predict_row))
+    # row by row (no rack form), so the interrupt comes after exactly three rows
+    monkeypatch.setitem(KINDS, "farreach_runs", dataclasses.replace(kind, predict_row=predict_row,
+                                                                    rack=None))
     out = tmp_path / "p.csv"
     rc = cli.main(["predict", "--runs", str(ROOT / "examples" / "runs.csv"), "--out", str(out)])
     err = capsys.readouterr().err
