@@ -57,10 +57,31 @@ elif [ ! -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 
-say "installing kvperf and its Python packages (builds the C++ extension; a few minutes)"
+# The install is editable: the Python packages are used from this checkout,
+# so pip has work to do only when the interpreter, the checkout or the build
+# inputs (pyproject.toml, CMake files, C++ sources) changed. Without this the
+# README's commands would spend minutes re-resolving and rebuilding each time.
+STAMP="$VENV/.kvperf-install"
+fingerprint() {
+  {
+    "$PY" -VV
+    pwd -P
+    find pyproject.toml CMakeLists.txt native -type f \( -name pyproject.toml -o \
+      -name CMakeLists.txt -o -name '*.cmake' -o -name '*.cpp' -o -name '*.hpp' -o -name '*.h' \) \
+      -print0 | sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -d' ' -f1
+}
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(fingerprint)" ] \
+    && "$PY" -c 'import native._core, sim, reports' 2>/dev/null; then
+  say "up to date in $VENV (delete $STAMP to force a reinstall)"
+  exit 0
+fi
 
+say "installing kvperf and its Python packages (builds the C++ extension; a few minutes)"
+rm -f "$STAMP"
 "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
 # Editable install: the C++ parts are built once by scikit-build-core into
 # build/, the Python packages are used from this checkout.
 "$PY" -m pip install -q --disable-pip-version-check -e ".[dev,distributed]"
+fingerprint > "$STAMP"
 say "installed into $("$PY" -c 'import sys; print(sys.prefix)'); try: .venv/bin/python -m sim predict"
