@@ -199,17 +199,18 @@ def legend_entry(row: dict, by: Sequence[str]) -> str:
 _CHART_PX, _GLYPH_PX, _LEGEND_ROW_PX = 520, 6.6, 22
 
 
-def legend_entries(fig: dict) -> list[str]:
-    """The names a figure's legend shows (one per legend group)."""
+def legend_groups(fig: dict) -> list[list[str]]:
+    """The names a figure's legend shows, by legend group (plotly stacks a
+    group's entries and flows the groups along the row)."""
     lay = fig["layout"]
     shown = [t for t in fig["data"] if t.get("name") and t.get("showlegend", True)
              and t.get("type") != "heatmap"]
     if lay.get("showlegend") is False or (len(shown) < 2 and lay.get("showlegend") is not True):
         return []
-    names: dict[str, str] = {}
-    for t in shown:
-        names.setdefault(t.get("legendgroup") or t["name"], t["name"])
-    return list(names.values())
+    groups: dict[str, list[str]] = {}
+    for i, t in enumerate(shown):
+        groups.setdefault(t.get("legendgroup") or f"#{i}", []).append(t["name"])
+    return list(groups.values())
 
 
 def fit_legend(fig: dict) -> dict:
@@ -217,12 +218,13 @@ def fit_legend(fig: dict) -> dict:
     area keeps its size however many entries there are (in place; returns fig)."""
     lay = fig["layout"]
     leg = lay.get("legend") or {}
-    entries = legend_entries(fig)
-    if not entries or leg.get("yref") != "container":
+    groups = legend_groups(fig)
+    if not groups or leg.get("yref") != "container":
         return fig
-    entry_px = 40 + _GLYPH_PX * max(len(e) for e in entries)
+    entry_px = 40 + _GLYPH_PX * max(len(n) for g in groups for n in g)
     per_row = max(1, int((_CHART_PX - 40) // entry_px))
-    rows = -(-len(entries) // per_row) + (1 if (leg.get("title") or {}).get("text") else 0)
+    rows = -(-len(groups) // per_row) * max(len(g) for g in groups)
+    rows += 1 if (leg.get("title") or {}).get("text") else 0
     lay["height"] = lay.get("height", 380) + _LEGEND_ROW_PX * rows + 8
     return fig
 

@@ -25,7 +25,7 @@ from . import analysis as A
 from . import figures as F
 from .blocks import Figures, Section, callout, grid, kpi, section, table, text
 from .inputs import check_prediction, check_profile
-from .units import fmt, num, unit_for
+from .units import fmt, num, shown_unit, unit_for
 
 
 def prediction_sections(pred: Mapping[str, Any], scenario: Mapping[str, Any] | None = None,
@@ -169,7 +169,7 @@ def details_section(pred: Mapping[str, Any]) -> Section | None:
     details = pred.get("details") or {}
     if not details:
         return None
-    rows = [[k, detail_value(k, v), unit_for(k) or "–"]
+    rows = [[k, detail_value(k, v), shown_unit(unit_for(k)) or "–"]
             for k, v in sorted(flatten(details).items())]
     return section("details", f"Solver details ({pred.get('engine', '?')})",
                    [table(["detail", "value", "unit"], rows,
@@ -224,7 +224,8 @@ def scenario_section(scenario: Mapping[str, Any]) -> Section:
             md = meta.get(sec, {}).get(key, {})
             unit = md.get("unit") or unit_for(key)
             rows.append([f"{sec}.{key}", fmt(v, unit) if not isinstance(v, bool)
-                         else ("true" if v else "false"), unit or "–", md.get("doc", "")])
+                         else ("true" if v else "false"), shown_unit(unit) or "–",
+                         md.get("doc", "")])
     return section("scenario", f"Scenario: {scenario.get('name', 'unnamed')}",
                    [table(["setting", "value", "unit", "meaning"], rows)],
                    "What was modelled. Units and meanings come from the scenario "
@@ -239,7 +240,7 @@ def profile_section(profile: Mapping[str, Any]) -> Section:
         p = params[k]
         unit = p.get("unit") or ""
         se = p.get("stderr")
-        rows.append([k, fmt(p.get("value"), unit), unit or "–",
+        rows.append([k, fmt(p.get("value"), unit), shown_unit(unit) or "–",
                      "–" if se is None else f"± {fmt(se, unit)}", p.get("source") or "–"])
     meta = profile.get("meta") or {}
     blocks: list = []

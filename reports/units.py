@@ -126,6 +126,11 @@ def pct(fraction: float) -> str:
     return f"{s} %"
 
 
+def shown_unit(unit: str) -> str:
+    """A unit as a table's unit column shows it: fractions are printed as %."""
+    return "%" if unit == "fraction" else unit
+
+
 def _looks_numeric(s: str) -> bool:
     try:
         float(s)
