@@ -95,19 +95,19 @@ def write(path: str | Path, html_text: str) -> Path:
 
 # ---- sweep ----------------------------------------------------------------------
 
-def sweep_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | None = None,
+def sweep_sections(rows: Sequence[Mapping[str, Any]], *, figs: Figures | None = None,
                    with_validation: bool = True) -> list[Section]:
     """Throughput curves, two-parameter heatmaps, accuracy (if measured) and the rows."""
     rows = [dict(r) for r in rows]
     if not rows:
         raise InputError("the sweep has no rows")
-    figs = figs or _Figures()
+    figs = figs or Figures()
     cols = A.classify(rows)
     t = cols.throughput
     out: list[Section] = []
-    kpis = [_kpi("rows", fmt(len(rows), "runs")),
-            _kpi("varying inputs", ", ".join(cols.varying) or "none"),
-            _kpi("outputs", ", ".join(cols.outputs) or "none")]
+    kpis = [kpi("rows", fmt(len(rows), "runs")),
+            kpi("varying inputs", ", ".join(cols.varying) or "none"),
+            kpi("outputs", ", ".join(cols.outputs) or "none")]
     if t:
         vals = [r.get("pred_" + t) for r in rows if A.is_num(r.get("pred_" + t))]
         src = "predicted"
@@ -115,7 +115,7 @@ def sweep_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | None =
             vals = [r.get(t) for r in rows if A.is_num(r.get(t))]
             src = "measured"
         if vals:
-            kpis.append(_kpi(f"{src} {F.label(t)}", f"{fmt(min(vals), unit_for(t))} … "
+            kpis.append(kpi(f"{src} {F.label(t)}", f"{fmt(min(vals), unit_for(t))} … "
                              f"{fmt(max(vals), unit_for(t))}", "min … max over rows"))
     out.append({"id": "sweep", "title": "Sweep", "blocks": [{"kind": "kpis", "items": kpis}],
                 "intro": "A batch of runs: each row is one configuration, with predicted "
@@ -139,7 +139,7 @@ def sweep_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | None =
             f"{', '.join(by) if by else 'sweep'}; click a legend entry to hide it."))
     if curve_blocks:
         out.append({"id": "throughput", "title": "Throughput against clients and servers",
-                    "blocks": [_grid(curve_blocks)]})
+                    "blocks": [grid(curve_blocks)]})
     if t:
         metric = "pred_" + t if any(A.is_num(r.get("pred_" + t)) for r in rows) else t
         grids = A.find_grids(rows, cols, metric)
@@ -147,9 +147,9 @@ def sweep_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | None =
             out.append({"id": "heatmaps", "title": "Two-parameter sweeps",
                         "intro": "Pairs of inputs that vary together while every other input "
                                  "is held fixed; cells average repeated runs.",
-                        "blocks": [_grid([figs.block(F.heatmap(g)) for g in grids])]})
+                        "blocks": [grid([figs.block(F.heatmap(g)) for g in grids])]})
     if with_validation and A.compare(rows):
-        out += validation_sections(rows, figs=figs, table=False)
+        out += validation_sections(rows, figs=figs, per_row_table=False)
     show = [c for c in ("id",) if c in cols.columns] + cats + cols.varying
     show += [c for c in cols.columns if c not in show and (c in cols.outputs or c.startswith("pred_"))]
     trows = [[_cell(r.get(c), c) for c in show] for r in rows]
@@ -179,28 +179,28 @@ def _cell(v: Any, col: str) -> str:
 
 # ---- validation --------------------------------------------------------------------
 
-def validation_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | None = None,
-                        table: bool = True, max_error_bars: int = 150) -> list[Section]:
+def validation_sections(rows: Sequence[Mapping[str, Any]], *, figs: Figures | None = None,
+                        per_row_table: bool = True, max_error_bars: int = 150) -> list[Section]:
     """Predicted vs measured: summary per metric, parity plots, per-row errors."""
     rows = [dict(r) for r in rows]
     comps = A.compare(rows)
     if not comps:
         raise InputError("nothing to compare: no row has both a measured column and its "
                          "pred_<column> filled in")
-    figs = figs or _Figures()
+    figs = figs or Figures()
     summ = A.summarize(comps)
     srows = [[s.metric, unit_for(s.metric) or "–", str(s.n),
-              _pct(s.mdape), _pct(s.mape), _pct(s.bias, signed=True),
-              _pct(None if s.within10 is None else s.within10 * 100),
-              _pct(None if s.within20 is None else s.within20 * 100), s.worst or "–"]
+              error_pct(s.mdape), error_pct(s.mape), error_pct(s.bias, signed=True),
+              error_pct(None if s.within10 is None else s.within10 * 100),
+              error_pct(None if s.within20 is None else s.within20 * 100), s.worst or "–"]
              for s in summ]
     kpis = []
     for s in summ[:4]:
         tone = "good" if (s.mdape or 0) <= 10 else "warn" if (s.mdape or 0) <= 20 else "alert"
-        kpis.append(_kpi(f"{F.label(s.metric)}: MdAPE", _pct(s.mdape),
-                         f"MAPE {_pct(s.mape)}, n = {s.n}", tone))
+        kpis.append(kpi(f"{F.label(s.metric)}: MdAPE", error_pct(s.mdape),
+                         f"MAPE {error_pct(s.mape)}, n = {s.n}", tone))
     blocks: list = [{"kind": "kpis", "items": kpis},
-                    _table(["metric", "unit", "points", "MdAPE (%)", "MAPE (%)", "bias (%)",
+                    table(["metric", "unit", "points", "MdAPE (%)", "MAPE (%)", "bias (%)",
                             "within ±10 % (%)", "within ±20 % (%)", "worst row"], srows,
                            numeric=[False, False] + [True] * 6 + [False],
                            caption="MdAPE / MAPE: median / mean absolute percentage error; "
@@ -210,7 +210,7 @@ def validation_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | N
         plots.append(figs.block(F.parity(comps, s.metric),
                                 "Dashed: ±10 %; dotted: ±20 %. Green within ±10 %, amber "
                                 "within ±20 %, red beyond."))
-    blocks.append(_grid(plots))
+    blocks.append(grid(plots))
     for s in summ:
         n = sum(1 for c in comps if c.metric == s.metric)
         if n <= max_error_bars:
@@ -218,7 +218,7 @@ def validation_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | N
     out = [{"id": "validation", "title": "Predicted vs measured", "blocks": blocks,
             "intro": "Each point is one run (or one server of a run when both sides "
                      "list per-server values). Error = (predicted − measured) / measured."}]
-    if table:
+    if per_row_table:
         ids = {str(r.get("id") or f"row {i + 1}"): r for i, r in enumerate(rows)}
         ctx = [c for c in A.classify(rows).varying][:4]
         trows, classes = [], []
@@ -228,11 +228,11 @@ def validation_sections(rows: Sequence[Mapping[str, Any]], *, figs: _Figures | N
             u = unit_for(c.metric)
             trows.append([c.row] + [_cell(base.get(k), k) for k in ctx] +
                          [c.metric, fmt(c.measured, u), fmt(c.predicted, u),
-                          _pct(e, signed=True)])
+                          error_pct(e, signed=True)])
             classes.append("" if e is None else "ok" if abs(e) <= 10 else
                            "warn" if abs(e) <= 20 else "bad")
         out.append({"id": "errors", "title": f"Per-row errors ({len(comps)} points)",
-                    "collapsed": True, "blocks": [_table(["row"] + [_header(k) for k in ctx] +
+                    "collapsed": True, "blocks": [table(["row"] + [_header(k) for k in ctx] +
                                       ["metric", "measured", "predicted", "error (%)"], trows,
                                       numeric=[False] + [True] * len(ctx) + [False, True, True, True],
                                       row_classes=classes,
