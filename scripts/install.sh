@@ -84,4 +84,4 @@ rm -f "$STAMP"
 # build/, the Python packages are used from this checkout.
 "$PY" -m pip install -q --disable-pip-version-check -e ".[dev,distributed]"
 fingerprint > "$STAMP"
-say "installed into $("$PY" -c 'import sys; print(sys.prefix)'); try: .venv/bin/python -m sim predict"
+say "installed into $(cd "$VENV" && pwd -P); try: .venv/bin/python -m sim predict"
