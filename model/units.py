@@ -48,7 +48,8 @@ SUFFIX: list[tuple[str, str]] = [
     ("_us", "us"), ("_ns", "ns"), ("_ms", "ms"), ("_s", "s"),
     ("_mops", "MOPS"), ("_kops", "Kops"), ("_qps", "QPS"), ("_ops", "ops/s"),
     ("_pct", "%"), ("_mb", "MB"), ("_kb", "KB"), ("_gb", "GB"), ("_bytes", "B"),
-    ("_frac", "fraction"), ("_ratio", "fraction"), ("_x", "x"),
+    ("_frac", "fraction"), ("_fraction", "fraction"), ("_probability", "fraction"),
+    ("_ratio", "fraction"), ("_x", "x"),
     ("_count", "ops"), ("_failed", "ops"), ("_delays", "stalls"), ("_stops", "stalls"),
 ]
 

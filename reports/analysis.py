@@ -247,6 +247,59 @@ def bottleneck_text(pred: Mapping[str, Any]) -> str:
     return str(b or "–")
 
 
+# What each kind of bottleneck (model/rack/bottleneck.py) means for a user:
+# which settings move it. Shown under the model's own one-line text.
+_MEANING = {
+    "server": "Throughput is what the named workers can serve of their share of the "
+              "requests: more servers (if the partition spreads the load), a shorter "
+              "service time or a more even partition raise it; more clients only add "
+              "queueing.",
+    "clients": "The servers have spare capacity: more client threads (or a cheaper client "
+               "send) would raise throughput.",
+    "timeouts": "Clients sit idle waiting out lost requests before resending: how many "
+                "packets are lost (receive buffers, load) and the timeout set how much "
+                "time that costs.",
+    "write-stall": "Writes stop while full memtables wait to be flushed: larger or more "
+                   "memtables (storage.memtable_mb, storage.maxnum) or a faster disk "
+                   "shorten the stops.",
+    "wal-switch": "The worker blocks while RocksDB switches WAL files or slows writes "
+                  "down, and clients queue behind it: the WAL settings "
+                  "(storage.wal_bytes_per_sync_mb, storage.wal) move it.",
+    "cores": "There are more threads than cores, so services are stretched by context "
+             "switches: fewer workers per machine or more cores help.",
+}
+
+
+def bottleneck_kind(pred: Mapping[str, Any]) -> str:
+    b = pred.get("bottleneck")
+    return str(b.get("kind") or "") if isinstance(b, Mapping) else ""
+
+
+def bottleneck_meaning(pred: Mapping[str, Any]) -> str:
+    """What the bottleneck means and which settings move it ('' if unknown)."""
+    return _MEANING.get(bottleneck_kind(pred), "")
+
+
+def sample_step(t: Sequence[float]) -> float:
+    """The sampling step of a timeline (median spacing; 1 s for one sample)."""
+    steps = [b - a for a, b in zip(t, t[1:]) if b > a]
+    return statistics.median(steps) if steps else 1.0
+
+
+def mean_interval(values: Sequence[float], level: float = 0.95) -> float | None:
+    """Half-width of the ``level`` confidence interval of the mean of ``values``.
+
+    Each value is the mean over one sampling period (batch means), so the
+    periods are treated as independent; None for fewer than three values.
+    """
+    vals = [v for v in values if is_num(v)]
+    if len(vals) < 3:
+        return None
+    from scipy.stats import t as student_t
+    q = float(student_t.ppf(0.5 + level / 2, len(vals) - 1))
+    return q * statistics.stdev(vals) / math.sqrt(len(vals))
+
+
 def stall_spans(t: Sequence[float], frac: Sequence[float | None], threshold: float = 0.0
                 ) -> list[tuple[float, float, float]]:
     """Contiguous seconds with stalled fraction above threshold: (start, end, peak).
@@ -257,8 +310,7 @@ def stall_spans(t: Sequence[float], frac: Sequence[float | None], threshold: flo
     spans: list[tuple[float, float, float]] = []
     if not t:
         return spans
-    steps = [b - a for a, b in zip(t, t[1:]) if b > a]
-    dt = statistics.median(steps) if steps else 1.0
+    dt = sample_step(t)
     cur = None
     for tv, f in zip(t, frac):
         on = f is not None and f > threshold

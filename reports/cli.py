@@ -1,6 +1,6 @@
 """Command line: ``python -m reports build`` and ``python -m reports check``.
 
-``build`` writes one self-contained HTML page from any mix of inputs::
+``build`` writes one HTML page (and ``plotly.min.js`` beside it) from any mix of inputs::
 
     python -m reports build --out report.html \\
         --prediction pred.json      # Prediction.to_dict(), or {"prediction", "scenario", "profile"}
@@ -83,7 +83,8 @@ def _build(args) -> int:
     out = build_report(args.out, prediction=pred, scenario=scen, profile=prof, sweep=sweep,
                        validation=val, timeline=tl, title=title, inputs=used)
     size = out.stat().st_size
-    print(f"wrote {out} ({size / 1e6:.1f} MB) in {time.perf_counter() - t0:.2f} s")
+    print(f"wrote {out} ({size / 1e3:.0f} kB, plotly.min.js beside it) in "
+          f"{time.perf_counter() - t0:.2f} s")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 Figures are built as JSON-ready dicts rather than ``plotly.graph_objects``
 so a 500-row sweep costs milliseconds, and they are drawn by the plotly.js
-that :mod:`reports.page` embeds once per page. Every axis title carries a
+that :mod:`reports.assets` writes once per output folder. Every axis title carries a
 unit. Strings that come from the user (row ids, system names, series labels)
 pass through :func:`ptext`, because plotly interprets a small HTML subset
 in SVG text: ``<b>`` would be bold, so ``<script>`` is shown as text.
@@ -14,7 +14,7 @@ import html
 from typing import Any, Sequence
 
 from . import analysis as A
-from .units import label, nice_name, unit_for
+from .units import fmt, label, nice_name, num, unit_for
 
 PALETTE = ["#2b6cb0", "#dd6b20", "#2f855a", "#c53030", "#6b46c1", "#b7791f",
            "#0987a0", "#d53f8c", "#4a5568", "#718096"]
@@ -26,6 +26,14 @@ def ptext(s: Any) -> str:
     return html.escape(str(s), quote=False)
 
 
+# Legends sit at the bottom of the figure (container coordinates), where
+# plotly reserves room for them below the axis title; placed in plot
+# coordinates they ran into rotated tick labels and axis titles.
+# :func:`fit_legend` makes the figure taller by the rows the legend takes.
+LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0,
+                "yanchor": "bottom", "font": {"size": 11}}
+
+
 def layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
     lay = {
         "title": {"text": ptext(title), "x": 0.01, "xanchor": "left", "font": {"size": 15}},
@@ -35,7 +43,7 @@ def layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
                  "size": 12, "color": "#1a202c"},
         "margin": {"l": 70, "r": 20, "t": 50, "b": 60},
         "xaxis": _axis(xtitle), "yaxis": _axis(ytitle),
-        "legend": {"orientation": "h", "y": -0.22, "x": 0, "font": {"size": 11}},
+        "legend": dict(LEGEND_BELOW),
         "hovermode": "closest", "height": 380,
     }
     for k, v in extra.items():
@@ -56,13 +64,13 @@ def _axis(title: str) -> dict:
 def server_breakdown(pred: dict) -> dict:
     """Stacked wait + process per server; the bottleneck server outlined in red."""
     servers = pred["servers"]
-    names = [f"server {i}" for i in range(len(servers))]
+    names = _server_names(servers)
     b = A.bottleneck_servers(pred)
     line_w = [3 if i in b else 0 for i in range(len(servers))]
     line_c = [BOTTLENECK_COLOR] * len(servers)
     util = [s["utilization"] * 100 for s in servers]
     share = [s["share"] * 100 for s in servers]
-    hover = ("%{x}: %{y:.4g} µs<br>utilisation %{customdata[0]:.1f} %"
+    hover = ("server %{x}: %{y:.4g} µs<br>utilisation %{customdata[0]:.1f} %"
              "<br>share %{customdata[1]:.2f} %<extra>%{fullData.name}</extra>")
     data = [
         {"type": "bar", "name": "process (µs)", "x": names, "y": [s["process_us"] for s in servers],
@@ -79,35 +87,41 @@ def server_breakdown(pred: dict) -> dict:
         ann.append({"x": names[i], "y": top, "text": "bottleneck", "showarrow": True,
                     "arrowhead": 2, "ay": -30, "font": {"color": BOTTLENECK_COLOR, "size": 12}})
     title = "Per-server time per request: process + wait"
-    lay = layout(title, "server (worker thread)", "time per request (µs)", barmode="stack",
-                 annotations=ann)
-    if len(servers) > 24:
-        lay["xaxis"]["tickangle"] = -60
+    lay = layout(title, "server (worker thread number)", "time per request (µs)",
+                 barmode="stack", annotations=ann)
+    lay["xaxis"]["type"] = "category"
     return {"data": data, "layout": lay}
+
+
+def _server_names(servers) -> list[str]:
+    # Bare numbers: "server 12" labels needed rotating from about ten servers
+    # on, and then ran into the axis title; the axis title says what they are.
+    return [str(i) for i in range(len(servers))]
 
 
 def server_shares(pred: dict) -> dict:
     servers = pred["servers"]
-    names = [f"server {i}" for i in range(len(servers))]
+    names = _server_names(servers)
     data = [
         {"type": "bar", "name": "share with cache (%)", "x": names,
          "y": [s["share"] * 100 for s in servers], "marker": {"color": PROCESS_COLOR},
-         "hovertemplate": "%{x}: %{y:.3g} %<extra>with cache</extra>"},
+         "hovertemplate": "server %{x}: %{y:.3g} %<extra>with cache</extra>"},
         {"type": "bar", "name": "share without cache (%)", "x": names,
          "y": [s.get("share_nocache", 0.0) * 100 for s in servers],
          "marker": {"color": "#cbd5e0"},
-         "hovertemplate": "%{x}: %{y:.3g} %<extra>without cache</extra>"},
+         "hovertemplate": "server %{x}: %{y:.3g} %<extra>without cache</extra>"},
         {"type": "scatter", "mode": "lines+markers", "name": "utilisation (%)", "x": names,
          "y": [s["utilization"] * 100 for s in servers], "yaxis": "y2",
          "line": {"color": "#dd6b20"},
-         "hovertemplate": "%{x}: %{y:.3g} % busy<extra>utilisation</extra>"},
+         "hovertemplate": "server %{x}: %{y:.3g} % busy<extra>utilisation</extra>"},
     ]
-    lay = layout("Per-server share of requests and utilisation", "server (worker thread)",
+    lay = layout("Per-server share of requests and utilisation", "server (worker thread number)",
                  "share of all requests (%)", barmode="group",
                  yaxis2={**_axis("utilisation (%)"), "overlaying": "y", "side": "right",
                          "range": [0, 105], "tickvals": [0, 20, 40, 60, 80, 100],
                          "showgrid": False})
     lay["margin"]["r"] = 70
+    lay["xaxis"]["type"] = "category"
     return {"data": data, "layout": lay}
 
 
@@ -124,11 +138,12 @@ def throughput_curve(rows: Sequence[dict], cols: A.SweepColumns, x: str, by: lis
     keys = list(dict.fromkeys(list(pred) + list(meas)))
     if not keys:
         return None
+    names = {A.group_key(r, by): legend_entry(r, by) for r in rows}
     data = []
     unit = unit_for(t)
     for k, key in enumerate(keys[:12]):
         color = PALETTE[k % len(PALETTE)]
-        name = ptext(key)
+        name = ptext(names.get(key, key))
         if key in pred:
             pts = pred[key]
             data.append({"type": "scatter", "mode": "lines+markers", "name": name,
@@ -145,10 +160,9 @@ def throughput_curve(rows: Sequence[dict], cols: A.SweepColumns, x: str, by: lis
                          "marker": {"color": color, "symbol": "diamond-open", "size": 10,
                                     "line": {"width": 2}},
                          "hovertemplate": f"%{{text}}: %{{y:.4g}} {unit} measured<extra>{name}</extra>"})
-    lay = layout(title, label(x), label(t),
-                 legend={"orientation": "v", "x": 1.02, "y": 1, "yanchor": "top",
-                         "font": {"size": 10}, "title": {"text": ptext(", ".join(by))}})
-    lay["margin"]["r"] = 10
+    lay = layout(title, label(x), label(t), height=420)
+    if by:
+        lay["legend"]["title"] = {"text": ptext(legend_title(by)) + ":", "side": "top left"}
     xs = sorted({p[0] for pts in list(meas.values()) + list(pred.values()) for p in pts})
     if xs and xs[0] > 0 and xs[-1] / xs[0] >= 16:
         lay["xaxis"]["type"] = "log"
@@ -158,15 +172,68 @@ def throughput_curve(rows: Sequence[dict], cols: A.SweepColumns, x: str, by: lis
     lay["yaxis"]["rangemode"] = "tozero"
     if len(keys) > 12:
         lay["title"]["text"] += f" (first 12 of {len(keys)} groups)"
-    lay["height"] = 420
     return {"data": data, "layout": lay}
+
+
+def legend_title(by: Sequence[str]) -> str:
+    """What the legend entries list, e.g. ``system, memtable, timeout``."""
+    return ", ".join(nice_name(c) for c in by)
+
+
+def legend_entry(row: dict, by: Sequence[str]) -> str:
+    """A group's values with units, e.g. ``farreach, 16 MB, 100 ms`` (the keys are in
+    the legend title: repeating ``storage.memtable_mb=`` per entry let legends
+    take two thirds of a chart)."""
+    if not by:
+        return "all rows"
+    parts = []
+    for c in by:
+        v = row.get(c)
+        parts.append("–" if v is None else fmt(v, unit_for(c.rsplit(".", 1)[-1]))
+                     if A.is_num(v) else str(v))
+    return ", ".join(parts)
+
+
+# Narrowest chart on a page (a grid cell), a legend glyph's average width
+# and a legend row's height, px: enough to estimate how many rows a legend takes.
+_CHART_PX, _GLYPH_PX, _LEGEND_ROW_PX = 520, 6.6, 22
+
+
+def legend_groups(fig: dict) -> list[list[str]]:
+    """The names a figure's legend shows, by legend group (plotly stacks a
+    group's entries and flows the groups along the row)."""
+    lay = fig["layout"]
+    shown = [t for t in fig["data"] if t.get("name") and t.get("showlegend", True)
+             and t.get("type") != "heatmap"]
+    if lay.get("showlegend") is False or (len(shown) < 2 and lay.get("showlegend") is not True):
+        return []
+    groups: dict[str, list[str]] = {}
+    for i, t in enumerate(shown):
+        groups.setdefault(t.get("legendgroup") or f"#{i}", []).append(t["name"])
+    return list(groups.values())
+
+
+def fit_legend(fig: dict) -> dict:
+    """Grow a figure with a bottom legend by the rows it takes, so the plotting
+    area keeps its size however many entries there are (in place; returns fig)."""
+    lay = fig["layout"]
+    leg = lay.get("legend") or {}
+    groups = legend_groups(fig)
+    if not groups or leg.get("yref") != "container":
+        return fig
+    entry_px = 40 + _GLYPH_PX * max(len(n) for g in groups for n in g)
+    per_row = max(1, int((_CHART_PX - 40) // entry_px))
+    rows = -(-len(groups) // per_row) * max(len(g) for g in groups)
+    rows += 1 if (leg.get("title") or {}).get("text") else 0
+    lay["height"] = lay.get("height", 380) + _LEGEND_ROW_PX * rows + 8
+    return fig
 
 
 def heatmap(grid: A.Grid) -> dict:
     u = unit_for(grid.metric)
     fixed = ", ".join(f"{k}={A._short(v)}" for k, v in list(grid.fixed.items())[:6])
-    title = f"{label(grid.metric)} over {grid.x} × {grid.y}"
-    text = [[("" if v is None else f"{v:.3g}") for v in row] for row in grid.z]
+    title = f"{label(grid.metric)} over {nice_name(grid.x)} × {nice_name(grid.y)}"
+    text = [[("" if v is None else num(v, 3)) for v in row] for row in grid.z]
     data = [{"type": "heatmap", "x": [str(A._short(v)) for v in grid.xs],
              "y": [str(A._short(v)) for v in grid.ys], "z": grid.z, "text": text,
              "texttemplate": "%{text}", "colorscale": "Viridis",
@@ -253,61 +320,93 @@ def error_bars(comps: Sequence[A.Comparison], metric: str) -> dict:
 
 
 # ---- timeline ---------------------------------------------------------------
+#
+# A timeline row at t covers [t - dt, t] (the second that just ended). Lines
+# are drawn as steps over that interval and bars centred on it, so they line
+# up with the stall shading (reports.analysis.stall_spans uses the same rule).
 
-def _stall_shapes(spans) -> list[dict]:
-    return [{"type": "rect", "xref": "x", "yref": "paper", "x0": a, "x1": b, "y0": 0, "y1": 1,
-             "fillcolor": "#fed7d7", "opacity": 0.25 + 0.5 * min(max(peak, 0.0), 1.0),
-             "line": {"width": 0}, "layer": "below"} for a, b, peak in spans]
+def _covering(t: Sequence[float]) -> tuple[list[float], float]:
+    """Centres of the intervals the samples cover, and the step."""
+    dt = A.sample_step(t)
+    return [x - dt / 2 for x in t], dt
+
+
+def _stall_shapes(spans, yref: str = "paper") -> list[dict]:
+    # Darker = more stalled, relative to this run's worst span: absolute
+    # shading would make a run whose stalls are all under 1 % look clean.
+    top = max((p for _, _, p in spans), default=0.0) or 1.0
+    return [{"type": "rect", "xref": "x", "yref": yref, "x0": a, "x1": b, "y0": 0, "y1": 1,
+             "fillcolor": "#fc8181", "opacity": 0.12 + 0.28 * min(max(p / top, 0.0), 1.0),
+             "line": {"width": 0}, "layer": "below"} for a, b, p in spans]
 
 
 def timeline_throughput(rows: Sequence[dict], pred: dict | None) -> dict:
+    """Throughput per sample (top) and stalled share of worker time (bottom, own scale)."""
     t = [r["t_s"] for r in rows]
-    data = [{"type": "scatter", "mode": "lines", "name": "throughput (MOPS)", "x": t,
-             "y": [r.get("throughput_mops") for r in rows], "line": {"color": PROCESS_COLOR},
-             "hovertemplate": "t=%{x} s: %{y:.4g} MOPS<extra></extra>"}]
+    dt = A.sample_step(t)
+    # "vh" steps from a leading point at t0 - dt: each sample's value is drawn
+    # over the interval it covers.
+    xs = [t[0] - dt] + t
+    thr = [r.get("throughput_mops") for r in rows]
+    data = [{"type": "scatter", "mode": "lines", "name": "throughput (MOPS)", "x": xs,
+             "y": thr[:1] + thr, "line": {"color": PROCESS_COLOR, "shape": "vh"},
+             "hovertemplate": "second ending at %{x} s: %{y:.4g} MOPS<extra></extra>"}]
     spans = A.stall_spans(t, [r.get("stalled_frac") for r in rows])
-    if "stalled_frac" in rows[0]:
-        data.append({"type": "scatter", "mode": "lines", "name": "stalled fraction (%)", "x": t,
+    has_stall = any(r.get("stalled_frac") is not None for r in rows)
+    if has_stall:
+        mids, _ = _covering(t)
+        data.append({"type": "bar", "name": "stalled (% of worker time)", "x": mids,
+                     "width": [dt * 0.9] * len(mids), "yaxis": "y2",
                      "y": [None if r.get("stalled_frac") is None else r["stalled_frac"] * 100
-                           for r in rows],
-                     "yaxis": "y2", "line": {"color": "#c53030", "width": 1, "shape": "hv"},
-                     "hovertemplate": "t=%{x} s: %{y:.3g} % stalled<extra></extra>"})
-    # A legend entry for the shading.
-    data.append({"type": "scatter", "mode": "markers", "x": [None], "y": [None],
-                 "name": "shaded: seconds with writes stalled",
-                 "marker": {"color": "#feb2b2", "symbol": "square", "size": 12},
-                 "hoverinfo": "skip"})
+                           for r in rows], "marker": {"color": BOTTLENECK_COLOR},
+                     "customdata": t,
+                     "hovertemplate": "second ending at %{customdata} s: %{y:.3g} % stalled"
+                                      "<extra></extra>"})
+    if spans:
+        data.append({"type": "scatter", "mode": "markers", "x": [None], "y": [None],
+                     "name": "shaded: seconds with writes stalled",
+                     "marker": {"color": "#feb2b2", "symbol": "square", "size": 12},
+                     "hoverinfo": "skip"})
     shapes = _stall_shapes(spans)
     if pred is not None:
-        shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1,
+        shapes.append({"type": "line", "xref": "paper", "yref": "y", "x0": 0, "x1": 1,
                        "y0": pred["throughput_mops"], "y1": pred["throughput_mops"],
                        "line": {"color": "#4a5568", "dash": "dash", "width": 1}})
         data.append({"type": "scatter", "mode": "lines", "x": [None], "y": [None],
                      "line": {"color": "#4a5568", "dash": "dash"},
-                     "name": f"mean prediction ({pred['throughput_mops']:.4g} MOPS)"})
+                     "name": f"mean prediction ({fmt(pred['throughput_mops'], 'MOPS')})"})
     lay = layout("Throughput per second", "time (s)", "throughput (MOPS)", shapes=shapes,
-                 yaxis2={**_axis("stalled fraction (%)"), "overlaying": "y", "side": "right",
-                         "range": [0, 105], "tickvals": [0, 20, 40, 60, 80, 100],
-                         "showgrid": False}, height=400)
+                 height=440 if has_stall else 380)
     lay["yaxis"]["rangemode"] = "tozero"
-    lay["margin"]["r"] = 70
+    lay["xaxis"]["range"] = [t[0] - dt, t[-1]]
+    if has_stall:
+        # Own panel and autoscaled: stalls are often well under 1 % of the time,
+        # invisible on a 0-100 % axis.
+        lay["yaxis"]["domain"] = [0.34, 1.0]
+        lay["yaxis2"] = {**_axis("stalled (%)"), "domain": [0.0, 0.24], "anchor": "x",
+                         "rangemode": "tozero"}
+        lay["xaxis"]["anchor"] = "y2"
+        lay["bargap"] = 0
     return {"data": data, "layout": lay}
 
 
 def timeline_loss(rows: Sequence[dict]) -> dict | None:
     t = [r["t_s"] for r in rows]
+    mids, _ = _covering(t)
     data = []
     for col, color in (("pktloss", "#dd6b20"), ("false_pos", "#6b46c1")):
         if col in rows[0]:
-            data.append({"type": "bar", "name": label(col), "x": t, "y": [r.get(col) for r in rows],
-                         "marker": {"color": color},
-                         "hovertemplate": f"t=%{{x}} s: %{{y:.4g}} {unit_for(col)}<extra></extra>"})
+            data.append({"type": "bar", "name": label(col), "x": mids,
+                         "y": [r.get(col) for r in rows], "marker": {"color": color},
+                         "customdata": t,
+                         "hovertemplate": f"second ending at %{{customdata}} s: %{{y:.4g}} "
+                                          f"{unit_for(col)}<extra></extra>"})
     if not data:
         return None
     spans = A.stall_spans(t, [r.get("stalled_frac") for r in rows])
     lay = layout("Packet loss and false positives per second", "time (s)",
-                 "events per second (packets or responses)", barmode="group",
-                 shapes=_stall_shapes(spans), height=300)
+                 "count per second (packets)", barmode="group",
+                 shapes=_stall_shapes(spans), height=320)
     return {"data": data, "layout": lay}
 
 
@@ -319,16 +418,21 @@ def timeline_servers(rows: Sequence[dict], prefix: str, title: str) -> dict | No
     t = [r["t_s"] for r in rows]
     spans = A.stall_spans(t, [r.get("stalled_frac") for r in rows])
     if len(cols) > 12:
-        # Too many lines to tell apart: a server × time heatmap.
-        data = [{"type": "heatmap", "x": t, "y": [f"server {c[len(prefix):]}" for c in cols],
+        # Too many lines to tell apart: a server × time heatmap, one cell per sample.
+        mids, _ = _covering(t)
+        data = [{"type": "heatmap", "x": mids, "y": [f"server {c[len(prefix):]}" for c in cols],
                  "z": [[r.get(c) for r in rows] for c in cols], "colorscale": "Blues",
-                 "colorbar": {"title": {"text": "µs"}},
-                 "hovertemplate": "t=%{x} s, %{y}: %{z:.4g} µs<extra></extra>"}]
+                 "colorbar": {"title": {"text": "µs"}}, "customdata": [t] * len(cols),
+                 "hovertemplate": "second ending at %{customdata} s, %{y}: %{z:.4g} µs"
+                                  "<extra></extra>"}]
         lay = layout(title, "time (s)", "server (worker thread)", height=60 + 18 * len(cols))
         return {"data": data, "layout": lay}
-    data = [{"type": "scatter", "mode": "lines", "name": f"server {c[len(prefix):]}", "x": t,
-             "y": [r.get(c) for r in rows], "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5},
-             "hovertemplate": f"t=%{{x}} s, server {c[len(prefix):]}: %{{y:.4g}} µs<extra></extra>"}
+    dt = A.sample_step(t)
+    data = [{"type": "scatter", "mode": "lines", "name": f"server {c[len(prefix):]}",
+             "x": [t[0] - dt] + t, "y": [rows[0].get(c)] + [r.get(c) for r in rows],
+             "line": {"color": PALETTE[i % len(PALETTE)], "width": 1.5, "shape": "vh"},
+             "hovertemplate": f"second ending at %{{x}} s, server {c[len(prefix):]}: "
+                              f"%{{y:.4g}} µs<extra></extra>"}
             for i, c in enumerate(cols)]
     lay = layout(title, "time (s)", f"{nice_name(prefix.rstrip('_'))} (µs)",
                  shapes=_stall_shapes(spans), height=340)

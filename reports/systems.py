@@ -4,7 +4,7 @@
 every system in :mod:`model.systems` (``morphling-c``, ``morphling-go``,
 ``runtimes``, ``thread-coroutine``); :func:`write_system_report` writes one.
 Each page, in the house style of :mod:`reports.page` (same template,
-stylesheet and embedded plotly.js, every label escaped), shows:
+stylesheet and shared plotly.min.js, every label escaped), shows:
 
 * a summary: what sets saturation, peak and collapse for the system (from
   the model modules' docstrings, with the profile's numbers) and, per run
@@ -371,8 +371,7 @@ def curve_figure(title: str, xt: str, yt: str, series: Mapping[str, Sequence[tup
                                        f"{xu}: %{{y:.4g}} {yu}<extra></extra>")})
     pos = [x for x in xs_all if x > 0]
     logx = bool(pos) and len(pos) == len(xs_all) and max(pos) / min(pos) >= 30
-    lay = F.layout(title, xt, yt, height=460,
-                   legend={"orientation": "h", "y": -0.2, "x": 0, "font": {"size": 11}})
+    lay = F.layout(title, xt, yt, height=440)
     if logx:
         lay["xaxis"]["type"] = "log"
     return {"data": data, "layout": lay}
@@ -528,8 +527,7 @@ def cv_figure(title: str, xt: str, yt: str, cells: Sequence[Mapping[str, Any]]) 
                                     "line": {"color": "#1a202c" if held else col, "width": 1.5}},
                          "hovertemplate": (f"{F.ptext(name)}, measured %{{text}} ({label_})<br>"
                                            f"%{{x:.4g}} {xu}: %{{y:.4g}} {yu}<extra></extra>")})
-    lay = F.layout(title, xt, yt, height=440 + 18 * max(0, len(by) - 3),
-                   legend={"orientation": "h", "y": -0.25, "x": 0, "font": {"size": 11}})
+    lay = F.layout(title, xt, yt, height=420)
     return {"data": data, "layout": lay}
 
 

@@ -37,8 +37,11 @@ _NAMES: dict[str, str] = {
 }
 
 def nice_name(column: str) -> str:
+    """``pred_wait_us`` -> ``server wait``; a scenario key's section is dropped
+    when the key is known (``storage.memtable_mb`` -> ``memtable``)."""
     name = base_name(column)
-    return _NAMES.get(name.lower(), name.replace("_", " "))
+    key = name.rsplit(".", 1)[-1].lower()
+    return _NAMES.get(name.lower()) or _NAMES.get(key) or name.replace("_", " ")
 
 
 def label(column: str, *, unit: str | None = None, prefix: str = "") -> str:
@@ -56,7 +59,7 @@ def label(column: str, *, unit: str | None = None, prefix: str = "") -> str:
 
 
 def fmt(value, unit: str = "", digits: int = 4) -> str:
-    """A number with its unit; fractions are shown as percentages."""
+    """A number with its unit; fractions are shown as percentages (see :func:`num`)."""
     if value is None or value == "":
         return "–"
     if isinstance(value, bool):
@@ -72,21 +75,60 @@ def fmt(value, unit: str = "", digits: int = 4) -> str:
     if math.isnan(x):
         return "–"
     if unit == "fraction":
-        return f"{_num(x * 100, digits)} %"
+        return pct(x)
     if unit == "×":
-        return f"{_num(x, digits)}×"
-    return f"{_num(x, digits)} {unit}".rstrip()
+        return f"{num(x, digits)}×"
+    return f"{num(x, digits)} {unit}".rstrip()
 
 
-def _num(x: float, digits: int) -> str:
+# Smallest magnitude shown as a number: below it a value is noise at this
+# precision, and "3.5e-101" tells a reader nothing "< 0.0001" does not.
+_FLOOR = 1e-4
+
+
+def num(x: float, digits: int = 4) -> str:
+    """A plain number for people: never an exponent.
+
+    Whole numbers and anything of 1000 or more are shown as integers with
+    thin-space thousands (``17 290``); smaller ones with ``digits``
+    significant digits (``0.8314``, ``39.2``); magnitudes below 0.0001 as
+    ``< 0.0001`` (or ``> -0.0001``), and exact zeros as ``0``.
+    """
+    if math.isnan(x):
+        return "–"
     if math.isinf(x):
         return "∞" if x > 0 else "-∞"
-    if x == int(x) and abs(x) < 1e15:
-        return f"{int(x):,}".replace(",", "\u202f")
-    s = f"{x:.{digits}g}"
-    if "e" in s:
-        return s
+    ax = abs(x)
+    if ax == 0:
+        return "0"
+    if ax < _FLOOR:
+        return "< 0.0001" if x > 0 else "> -0.0001"
+    if ax >= 1000 or x == int(x):
+        return f"{round(x):,}".replace(",", "\u202f")
+    decimals = max(0, digits - 1 - math.floor(math.log10(ax)))
+    s = f"{x:.{decimals}f}"
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
     return s
+
+
+def pct(fraction: float) -> str:
+    """A fraction as a percentage: ``39.2 %``, ``0.06 %``; below 0.01 % ``< 0.01 %``."""
+    p = fraction * 100.0
+    if math.isnan(p):
+        return "–"
+    if p == 0:
+        return "0 %"
+    if abs(p) < 0.01:
+        return "< 0.01 %" if p > 0 else "> -0.01 %"
+    s = f"{p:.1f}" if abs(p) >= 10 else f"{p:.2f}"
+    s = s.rstrip("0").rstrip(".")
+    return f"{s} %"
+
+
+def shown_unit(unit: str) -> str:
+    """A unit as a table's unit column shows it: fractions are printed as %."""
+    return "%" if unit == "fraction" else unit
 
 
 def _looks_numeric(s: str) -> bool:

@@ -44,6 +44,16 @@
   if (typeof Plotly !== "undefined") {
     drawAll();
   } else {
+    // plotly.js is a separate file next to the page (reports/assets.py); say
+    // so where the charts should be rather than leaving blank boxes.
+    if (document.querySelector("div.plot[data-fig]")) {
+      var note = document.createElement("p");
+      note.className = "notice";
+      note.textContent = "The charts need plotly.min.js in the same folder as this page " +
+        "(it is written there with the page; copy it along when you move the page).";
+      var main = document.querySelector("main");
+      main.insertBefore(note, main.firstChild);
+    }
     document.body.setAttribute("data-plots-rendered", "0");
   }
 })();

@@ -1,6 +1,7 @@
 """Every kind of report opened in headless Chromium (marker ``browser``).
 
-Each check loads the file with the network emulated offline and asserts:
+Each check loads the file (which loads the plotly.min.js written beside it)
+with the network emulated offline and asserts:
 no console errors or uncaught exceptions, every figure drawn (plotly's
 ``.main-svg`` and ``.plot-container`` present), a non-blank full-page
 screenshot (many distinct colours) and no request other than ``file:`` or
@@ -77,7 +78,8 @@ def test_large_sweep_renders_within_seconds(tmp_path):
     build_s = time.perf_counter() - t0
     res = assert_renders(out, tmp_path / "large.png", min_figures=5)
     print(f"500-row sweep: built in {build_s:.2f} s, loaded and drawn in {res.load_s:.2f} s, "
-          f"{out.stat().st_size / 1e6:.1f} MB")
+          f"{out.stat().st_size / 1e3:.0f} kB")
+    assert out.stat().st_size < 1_000_000
     assert build_s < 5.0
     assert res.load_s < 15.0   # typically 2-4 s on 2 shared cores
 
@@ -95,4 +97,17 @@ def test_checker_catches_errors_and_external_requests(tmp_path):
     assert any("undefinedFunction" in e for e in res.console_errors)
     assert res.external_requests == ["http://example.invalid/x.png"]
     assert res.figures_rendered == 0 and res.blank
+    assert not res.ok
+
+
+def test_page_moved_without_its_plotly_says_so(tmp_path, prediction):
+    """plotly.min.js lives beside the page; without it the page explains, and the check fails."""
+    out = reports.write_prediction_report(prediction, None, None, tmp_path / "p.html")
+    assert (tmp_path / "plotly.min.js").exists()
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    page = out.rename(moved / "p.html")
+    res = check_report(page, screenshot=tmp_path / "moved.png", chromium=CHROMIUM, timeout=60)
+    print(f"\n{res.summary()}")
+    assert res.figures_expected >= 2 and res.figures_rendered == 0
     assert not res.ok

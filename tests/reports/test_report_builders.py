@@ -49,11 +49,46 @@ def test_script_in_sweep_labels_cannot_close_the_figure_script(tmp_path):
     assert any("&lt;/script&gt;" in n for n in names)
 
 
-def test_plotly_embedded_once_and_no_external_references(tmp_path, prediction):
-    html = reports.write_prediction_report(prediction, None, None, tmp_path / "p.html").read_text()
-    assert html.count(get_plotlyjs()[:200]) == 1
-    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"(https?:)?//", html)
-    assert "cdn.plot.ly" not in html.replace(get_plotlyjs(), "")
+def test_plotly_written_once_per_folder_and_no_external_references(tmp_path, prediction):
+    """Pages load plotly.min.js from their folder: one copy, shared, never inlined."""
+    js = get_plotlyjs()
+    a = reports.write_prediction_report(prediction, None, None, tmp_path / "a.html")
+    b = reports.write_sweep_report(grid_sweep(40), tmp_path / "b.html")
+    for page in (a, b):
+        html = page.read_text()
+        assert js[:200] not in html
+        assert html.count('<script src="plotly.min.js"></script>') == 1
+        assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"(https?:)?//", html)
+        assert "cdn.plot.ly" not in html
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.html", "b.html", "plotly.min.js"]
+    assert (tmp_path / "plotly.min.js").read_text() == js
+    # a stale copy (another plotly version) is replaced; an identical one is left alone
+    (tmp_path / "plotly.min.js").write_text("/* old */")
+    reports.write_prediction_report(prediction, None, None, tmp_path / "a.html")
+    assert (tmp_path / "plotly.min.js").read_text() == js
+    mtime = (tmp_path / "plotly.min.js").stat().st_mtime_ns
+    reports.write_prediction_report(prediction, None, None, tmp_path / "a.html")
+    assert (tmp_path / "plotly.min.js").stat().st_mtime_ns == mtime
+
+
+def test_page_without_charts_needs_no_plotly(tmp_path, profile):
+    out = reports.build_report(tmp_path / "p.html", profile=profile)
+    assert "<script src=" not in out.read_text()
+    assert not (tmp_path / "plotly.min.js").exists()
+
+
+@pytest.mark.parametrize("kind", ["prediction", "sweep", "validation", "timeline", "all"])
+def test_pages_cost_well_under_a_megabyte(tmp_path, kind, prediction, scenario, profile):
+    parts = {"prediction": dict(prediction=prediction, scenario=scenario, profile=profile),
+             "sweep": dict(sweep=grid_sweep(120)),
+             "validation": dict(validation=farreach_rows_with_predictions()),
+             "timeline": dict(timeline=timeline(120), prediction=prediction)}
+    kw = {k: v for d in parts.values() for k, v in d.items()} if kind == "all" else parts[kind]
+    out = reports.build_report(tmp_path / f"{kind}.html", **kw)
+    size = out.stat().st_size
+    print(f"{kind}: {size / 1e3:.0f} kB")
+    assert size < 1_000_000
+    assert size < 300_000 or kind == "all"
 
 
 def test_prediction_report_marks_bottleneck_and_units(tmp_path, prediction, scenario, profile):
@@ -155,17 +190,101 @@ def test_validation_from_reference_csv(tmp_path):
         band["y"][1] / band["x"][1] == pytest.approx(0.9)
 
 
-def test_timeline_shades_stalls(tmp_path, prediction):
+def figure_titled(html: str, title: str) -> dict:
+    return next(f for f in figures(html).values() if f["layout"]["title"]["text"] == title)
+
+
+def test_timeline_shades_stalls_over_the_seconds_the_stall_trace_covers(tmp_path, prediction):
     tl = timeline(120)
     assert A.stall_spans([r["t_s"] for r in tl], [r["stalled_frac"] for r in tl]) == [
         (39.0, 47.0, 0.8), (89.0, 92.0, 0.8)]
     html = reports.write_timeline_report(tl, prediction, tmp_path / "t.html").read_text()
-    fig = figures(html)["fig-1"]
+    fig = figure_titled(html, "Throughput per second")
     rects = [s for s in fig["layout"]["shapes"] if s["type"] == "rect"]
     assert [(r["x0"], r["x1"]) for r in rects] == [(39.0, 47.0), (89.0, 92.0)]
     assert any(s["type"] == "line" and s["y0"] == 0.9 for s in fig["layout"]["shapes"])
+    # the stall bars sit on the seconds they cover: non-zero exactly inside the shading
+    bars = next(t for t in fig["data"] if t["type"] == "bar")
+    stalled = [(x - w / 2, x + w / 2) for x, w, y in zip(bars["x"], bars["width"], bars["y"]) if y]
+    assert stalled and all(any(r["x0"] - 1e-9 <= a and b <= r["x1"] + 1e-9 for r in rects)
+                           for a, b in stalled)
+    assert min(a for a, _ in stalled) == pytest.approx(39.05)
+    # the throughput step holds each sample over the second before it
+    thr = fig["data"][0]
+    assert thr["line"]["shape"] == "vh" and thr["x"][:2] == [0.0, 1.0]
     assert "Server wait per second" in html and "Server process time per second" in html
     assert "Stall periods".lower() in html.lower()
+
+
+def test_stall_axis_autoscales_for_small_stalls(tmp_path, prediction):
+    tl = timeline(60)
+    for r in tl:
+        r["stalled_frac"] = 0.012 if r["stalled_frac"] else 0.0      # 1.2 %
+    html = reports.write_timeline_report(tl, prediction, tmp_path / "t.html").read_text()
+    lay = figure_titled(html, "Throughput per second")["layout"]
+    assert "range" not in lay["yaxis2"] and lay["yaxis2"]["rangemode"] == "tozero"
+    assert lay["yaxis2"]["domain"][1] < lay["yaxis"]["domain"][0]     # its own panel
+
+
+def test_simulated_counts_and_per_run_counts_are_labelled_and_consistent(tmp_path, scenario):
+    p = make_prediction().to_dict()
+    p["engine"] = "sim"
+    p["pktloss"] = 2201.0
+    p["details"].update({"pktloss_sim": 3666.0, "simulated_s": 20.0, "requests": 16_660_000})
+    tl = timeline(20)
+    for r in tl:
+        r["pktloss"] = 3666.0 / 20
+    html = reports.write_timeline_report(tl, p, tmp_path / "t.html", scenario=scenario).read_text()
+    text = re.sub(r"<[^>]+>", " ", html.split("<main>")[1])
+    text = re.sub(r"\s+", " ", text).replace("\u202f", " ")
+    assert "packets lost in the 20 s simulated 3 666 packets" in text
+    assert "2 201 packets per run of 10 M queries" in text
+    assert "packet loss 2 201 packets per run of 10 M queries (scaled from 3 666 in the 20 s " \
+           "simulated)" in text
+    assert "(total)" not in text
+
+
+def test_headline_first_raw_details_last_and_collapsed(tmp_path, scenario, profile):
+    p = make_prediction().to_dict()
+    p["details"]["loss_probability"] = [3.5e-101, 1.4e-6, 2e-3, 0.0, 0.1]
+    p["details"]["throughput_interval"] = {"lo_mops": 0.81, "hi_mops": 0.97, "level": 0.9}
+    html = reports.write_prediction_report(p, scenario, profile, tmp_path / "p.html").read_text()
+    ids = re.findall(r'<section id="([^"]+)"', html)
+    assert ids[:2] == ["prediction", "bottleneck"]
+    raw = re.findall(r'<section id="([^"]+)" class="card raw">\s*<details>', html)
+    assert raw == ids[2:] and {"servers", "details", "scenario", "profile"} <= set(raw)
+    head = html[html.index('id="prediction"'):html.index('id="bottleneck"')]
+    assert "0.9 MOPS" in head and "90 % interval 0.81 – 0.97 MOPS" in head
+    assert not re.search(r"\de[-+]\d", re.sub(r"<script.*?</script>", "", html, flags=re.S))
+    assert "5 values: 0 % … 10 %" in html
+
+
+def test_numbers_have_sensible_precision():
+    from reports.units import fmt, num
+    assert num(3.5e-101) == "< 0.0001" and num(0.0) == "0"
+    assert fmt(3.5e-101, "fraction") == "< 0.01 %"
+    assert fmt(0.000588, "fraction") == "0.06 %"
+    assert fmt(17290.4, "packets") == "17\u202f290 packets"
+    assert fmt(1231.71, "µs") == "1\u202f232 µs"
+    assert fmt(7.3314, "µs") == "7.331 µs"
+
+
+def test_sweep_legend_lists_values_not_keys_and_keeps_the_plot_area():
+    rows = [{"id": f"R{i}", "servers": float(s), "storage.memtable_mb": float(m),
+             "clients.timeout_ms": float(t), "pred_mops": s * 0.05 + m / 1e4 - t / 1e5}
+            for i, (s, m, t) in enumerate((s, m, t) for s in (16, 32) for m in (16, 256)
+                                          for t in (100, 5000))]
+    cols = A.classify(rows)
+    from reports import figures as F
+    fig = F.throughput_curve(rows, cols, "servers", ["storage.memtable_mb", "clients.timeout_ms"],
+                             "throughput against servers")
+    names = [t["name"] for t in fig["data"]]
+    assert names[0] == "16 MB, 100 ms" and all("=" not in n for n in names)
+    leg = fig["layout"]["legend"]
+    assert leg["orientation"] == "h" and leg["title"]["text"] == "memtable, timeout:"
+    assert (leg["yref"], leg["y"], leg["yanchor"]) == ("container", 0, "bottom")
+    # the figure grows by the legend's rows: its title, then 4 short entries, 3 a row
+    assert F.fit_legend(fig)["layout"]["height"] == 420 + 3 * 22 + 8
 
 
 def test_api_accepts_a_prediction_object_dict(tmp_path):
