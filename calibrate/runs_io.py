@@ -8,11 +8,18 @@ Reading goes through :func:`sim.batch.read_runs` (so errors name the file and
 line the same way everywhere) and tags every row with ``__kind__``,
 ``__source__`` and ``__line__``, the keys fitters receive.
 
+Measured values are checked on the way in (:func:`check_measured`): a
+measured cell is empty or a finite number >= 0 (a ``|``-separated list of
+them for per-server values), else the file, line and column are an error
+before any fitting or prediction starts; no row is left out silently.
+
 Writing is append-only and crash-safe: :class:`RunsWriter` writes one row at
 a time and flushes and fsyncs after each, so a plan interrupted at any point
-keeps every run that finished. A torn last line (the process died mid-write)
-is cut off when the file is reopened. Rows of a plan are keyed by a
-configuration hash (:func:`config_hash`) so a resumed plan skips what is
+keeps every run that finished. It never cuts or rewrites what a file holds: a
+last line without its newline (an editor's habit) is kept and ended before
+the next row; a last line with too few fields (a torn write) is refused,
+naming the line, and the file is left as it was. Rows of a plan are keyed by
+a configuration hash (:func:`config_hash`) so a resumed plan skips what is
 already measured.
 """
 
@@ -28,7 +35,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from model.errors import InputError
-from model.kinds import RunKind, detect
+from model.kinds import KINDS, RunKind, detect
+from model.rows import parse_number
+from model.safe_io import atomic_write, decode, unterminated_tail
 from sim.batch import read_runs
 
 HASH_COLUMN = "config_hash"
@@ -53,7 +62,6 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
     whose columns have the given values (e.g. ``{"plan": "holdout"}``).
     """
     _ensure_kinds()
-    from model.kinds import KINDS
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if not paths:
@@ -91,10 +99,35 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
             if all(str(r.get(c, "")).strip() == v for c, v in (where or {}).items()):
                 rows.append(r)
     assert chosen is not None
+    for r in rows:
+        check_measured(KINDS[r["__kind__"]], r)
     if not rows:
         raise InputError("no rows" + (f" with {where}" if where else ""), source=str(paths[0]),
                          line=2, field="--where" if where else None)
     return chosen, rows
+
+
+def check_measured(kind: RunKind, row: Mapping[str, Any]) -> None:
+    """Every measured column of ``row`` is empty, or a finite number >= 0 (a
+    ``|``-separated list of them where the row's ``wait_stat`` is ``per-server``)."""
+    per_server = str(row.get("wait_stat", "")).strip() == "per-server"
+    try:
+        for col in kind.measured:
+            v = row.get(col)
+            if v is None or not str(v).strip():
+                continue
+            parts = str(v).split("|")
+            if len(parts) > 1 and not per_server:
+                raise InputError(f"{v!r} is a |-separated list, which only a per-server "
+                                 "value (wait_stat = per-server) can be", field=col)
+            for part in parts:
+                if parse_number(part, col) < 0:
+                    raise InputError(f"{part.strip()} is negative; a measured value is >= 0",
+                                     field=col)
+    except InputError as exc:
+        line = row.get("__line__")
+        raise exc.located(source=row.get("__source__"),
+                          line=int(line) if line and str(line).isdigit() else None) from None
 
 
 def _fitter_of(kind: str) -> str | None:
@@ -133,38 +166,34 @@ class RunsWriter:
     """Append rows to a runs CSV, one fsync per row; safe to reopen after a crash.
 
     If the file exists its header must contain ``columns`` (extra columns in
-    the file are left empty in new rows). A last line without its newline
-    (a torn write) is removed before appending.
+    the file are left empty in new rows). What the file holds is never cut or
+    changed: a complete last line without its newline gets one before the
+    first new row; a torn last line is refused (file untouched).
     """
 
     def __init__(self, path: str | Path, columns: Sequence[str]):
         self.path = Path(path)
         self.columns = list(columns)
         self.header = list(columns)
+        if self.path.is_dir():
+            raise InputError("this is a folder; give a CSV file to append to",
+                             source=str(self.path), field="--out")
         if self.path.exists() and self.path.stat().st_size > 0:
-            self._repair_tail()
+            # Everything is checked before a byte is written: a refused file stays as it was.
             header, _ = read_runs(self.path)
             missing = [c for c in self.columns if c not in header]
             if missing:
                 raise InputError(f"existing file lacks columns {', '.join(missing)}; "
                                  "write to a new file", source=str(self.path), line=1)
+            unterminated = _check_tail(self.path, len(header))
             self.header = header
             self._fh = open(self.path, "a", newline="")
+            if unterminated:
+                self._fh.write("\n")
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.path, "w", newline="")
             self._write_line(self.header)
-
-    def _repair_tail(self) -> None:
-        with open(self.path, "rb+") as fh:
-            data = fh.read()
-            if data.endswith(b"\n"):
-                return
-            cut = data.rfind(b"\n") + 1
-            fh.seek(cut)
-            fh.truncate()
-            fh.flush()
-            os.fsync(fh.fileno())
 
     def _write_line(self, values: Sequence[str]) -> None:
         buf = io.StringIO()
@@ -191,16 +220,35 @@ class RunsWriter:
         self.close()
 
 
+def _check_tail(path: Path, fields: int) -> bool:
+    """True if the file's last line is a complete row without its newline.
+
+    A last line with another number of fields than the header is a torn
+    write: refused with its line number rather than cut, since it may be all
+    that is left of a finished run the user wants to keep or repair by hand.
+    """
+    last = unterminated_tail(path)
+    if not last:
+        return False
+    row = next(csv.reader([last.decode(errors="replace")]), [])
+    if len(row) != fields:
+        line = path.read_bytes().count(b"\n") + 1
+        raise InputError(f"the last line has {len(row)} of {fields} fields and no newline "
+                         "(a torn write?); complete or remove it, then run again",
+                         source=str(path), line=line)
+    return True
+
+
 def existing_hashes(path: str | Path) -> set[str]:
     """Config hashes already in a runs CSV (empty set if the file does not exist)."""
     p = Path(path)
+    if p.is_dir():
+        raise InputError("this is a folder; give a CSV file to append to", source=str(p),
+                         field="--out")
     if not p.exists() or p.stat().st_size == 0:
         return set()
-    # A torn last line is not a finished run: ignore it here, RunsWriter cuts it.
-    text = p.read_bytes()
-    if not text.endswith(b"\n"):
-        text = text[: text.rfind(b"\n") + 1]
-    reader = csv.DictReader(io.StringIO(text.decode()))
+    # A complete last line without its newline is a finished run (RunsWriter keeps it).
+    reader = csv.DictReader(io.StringIO(decode(p.read_bytes(), str(p), "runs CSV"), newline=""))
     if reader.fieldnames is None or HASH_COLUMN not in reader.fieldnames:
         if reader.fieldnames is None:
             return set()
@@ -210,8 +258,8 @@ def existing_hashes(path: str | Path) -> set[str]:
 
 
 def write_rows(path: str | Path, header: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write a whole CSV at once (for outputs such as predictions)."""
-    with open(path, "w", newline="") as fh:
+    """Write a whole CSV at once (for outputs such as predictions), atomically."""
+    with atomic_write(path) as fh:
         w = csv.writer(fh)
         w.writerow(header)
         for r in rows:

@@ -31,6 +31,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from .errors import InputError
+from .safe_io import load_toml, locate_in_toml
 from .toml_out import toml_value
 
 
@@ -191,14 +192,12 @@ class Scenario:
 
     @classmethod
     def from_toml(cls, path: str) -> "Scenario":
+        """Read a scenario file; an error names the file, the line and the key."""
+        data, text = load_toml(path, "scenario file", field="--scenario")
         try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except FileNotFoundError:
-            raise InputError("scenario file not found", source=path) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"not valid TOML: {exc}", source=path) from None
-        return cls.from_mapping(data, source=path)
+            return cls.from_mapping(data, source=str(path))
+        except InputError as exc:
+            raise locate_in_toml(exc, text, str(path)) from None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str | None = None) -> "Scenario":
@@ -293,7 +292,7 @@ def parse_value(raw: str) -> Any:
     """Read a --set value as a TOML value (numbers, true/false, strings)."""
     try:
         return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return raw
 
 

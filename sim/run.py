@@ -44,6 +44,7 @@ import numpy as np
 from model.errors import InputError
 from model.prediction import Prediction, from_outcome
 from model.profile import Profile
+from model.safe_io import atomic_write
 from model.rack import RackSpec, compile_rack
 from model.rack.bottleneck import Outcome
 from model.scenario import Scenario
@@ -98,10 +99,10 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
     ``interrupted=True`` (the chunk in progress is discarded).
     """
     if not (seconds > 0 and math.isfinite(seconds)):
-        raise InputError(f"seconds must be a positive number, got {seconds!r}", field="seconds")
+        raise InputError(f"seconds must be a positive number, got {seconds!r}", field="--seconds")
     if seconds > 1e5:
         raise InputError(f"seconds must be at most 1e5 (got {seconds}); simulate a window",
-                         field="seconds")
+                         field="--seconds")
     eng = _make_engine(cfg, seed, engine)
     totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
     totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
@@ -194,6 +195,11 @@ class FastSimulator:
 
     def __init__(self, seconds: float = 10.0, seed: int = 1, *, progress: bool = False,
                  data_scale: float | None = None, warmup_s: float = 0.0, keys: bool = False):
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
+                not 0 <= seed < 2 ** 63:
+            # numpy's generators take non-negative seeds only
+            raise InputError(f"the seed must be an integer from 0 to 2**63 - 1, got {seed!r}",
+                             field="--seed")
         self.seconds = seconds
         self.seed = seed
         self.progress = progress
@@ -308,7 +314,7 @@ def write_timeline(prediction: Prediction, path) -> None:
         for k in r:
             if k not in cols:
                 cols.append(k)
-    with open(path, "w", newline="") as fh:
+    with atomic_write(path) as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
         for r in rows:

@@ -1,4 +1,4 @@
-"""Runs CSVs: safe appends, torn-line repair, config hashes, kind detection."""
+"""Runs CSVs: safe appends that never cut a file, config hashes, kind detection."""
 
 import pytest
 
@@ -23,13 +23,27 @@ def test_writer_appends_and_reopens(tmp_path):
     assert existing_hashes(out) == {"h1", "h2"}
 
 
-def test_torn_last_line_is_cut(tmp_path):
+def test_last_line_without_newline_is_kept(tmp_path):
     out = tmp_path / "runs.csv"
-    out.write_text("id,config_hash,mops\na,h1,0.5\nb,h2,0.2")   # died mid-write
-    assert existing_hashes(out) == {"h1"}
+    out.write_text("id,config_hash,mops\na,h1,0.5\nb,h2,0.25")     # an editor left no newline
+    assert existing_hashes(out) == {"h1", "h2"}
     with RunsWriter(out, ["id", "config_hash", "mops"]) as w:
         w.append({"id": "c", "config_hash": "h3", "mops": 1})
-    assert out.read_text() == "id,config_hash,mops\na,h1,0.5\nc,h3,1\n"
+    assert out.read_text() == "id,config_hash,mops\na,h1,0.5\nb,h2,0.25\nc,h3,1\n"
+
+
+def test_torn_last_line_is_refused_and_file_untouched(tmp_path):
+    out = tmp_path / "runs.csv"
+    text = "id,config_hash,mops\na,h1,0.5\nb,h2"                     # died mid-write
+    out.write_text(text)
+    with pytest.raises(InputError) as ei:
+        RunsWriter(out, ["id", "config_hash", "mops"])
+    assert ei.value.source == str(out) and ei.value.line == 3
+    assert out.read_text() == text
+    out.write_text("keep me")                                       # not a runs file at all
+    with pytest.raises(InputError):
+        RunsWriter(out, ["id", "config_hash", "mops"])
+    assert out.read_text() == "keep me"
 
 
 def test_writer_rejects_missing_columns(tmp_path):
