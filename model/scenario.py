@@ -25,6 +25,7 @@ messages always name the key and what it accepts.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from dataclasses import dataclass, field, fields
 from importlib import resources
@@ -187,8 +188,7 @@ class Scenario:
     @classmethod
     def default(cls) -> "Scenario":
         """The embedded FarReach rack (16 servers, 1024 clients, YCSB A)."""
-        text = resources.files("model").joinpath("default_scenario.toml").read_text()
-        return cls.from_mapping(tomllib.loads(text), source="<embedded default>")
+        return _default()
 
     @classmethod
     def from_toml(cls, path: str) -> "Scenario":
@@ -257,6 +257,13 @@ class Scenario:
                 comment = f"  # {unit}" if unit else ""
                 lines.append(f"{f.name} = {toml_value(getattr(obj, f.name))}{comment}")
         return "\n".join(lines) + "\n"
+
+
+@functools.lru_cache(maxsize=1)
+def _default() -> Scenario:
+    # read once: every row of a runs CSV starts from it (scenarios are immutable)
+    text = resources.files("model").joinpath("default_scenario.toml").read_text()
+    return Scenario.from_mapping(tomllib.loads(text), source="<embedded default>")
 
 
 def all_keys() -> list[str]:
@@ -335,22 +342,24 @@ def _check_value(cls, f, val, path, source):
     def bad(why):
         return InputError(f"{why}; allowed: {allowed}", source=source, field=path)
 
+    shown = repr(val) if len(repr(val)) <= 60 else f"{repr(val)[:40]}... ({len(repr(val))} characters)"
+
     if typ == "bool":
         if not isinstance(val, bool):
-            raise bad(f"expected true or false, got {val!r}")
+            raise bad(f"expected true or false, got {shown}")
         return val
     if typ == "str":
         if not isinstance(val, str):
-            raise bad(f"expected a string, got {val!r}")
+            raise bad(f"expected a string, got {shown}")
         if md.get("choices") and val not in md["choices"]:
-            raise bad(f"{val!r} is not allowed")
+            raise bad(f"{shown} is not allowed")
         return val
     if isinstance(val, bool) or not isinstance(val, (int, float)):
-        raise bad(f"expected {'an integer' if typ == 'int' else 'a number'}, got {val!r}")
+        raise bad(f"expected {'an integer' if typ == 'int' else 'a number'}, got {shown}")
     if typ == "int":
         if isinstance(val, float):
             if not val.is_integer():
-                raise bad(f"expected an integer, got {val!r}")
+                raise bad(f"expected an integer, got {shown}")
             val = int(val)
     else:
         val = float(val)
