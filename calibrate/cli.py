@@ -24,6 +24,7 @@ import sys
 from typing import Any
 
 from model.errors import InputError, run_command
+from model.safe_io import output_path
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -167,6 +168,7 @@ def _fit(args) -> int:
 
     from .fitters import fitter_spec
     from .runs_io import load_runs
+    output_path(args.out, "--out", args.runs)
     kind, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
     cls, fixed = fitter_spec(kind.name)
     command = "python -m calibrate " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
@@ -232,6 +234,9 @@ def _validate(args) -> int:
 
     from .runs_io import write_rows
     from .validate import format_report, gate, report_rows, validate
+    for opt in ("out", "html"):
+        if getattr(args, opt):
+            output_path(getattr(args, opt), f"--{opt}", args.runs)
     profile = Profile.load(args.profile)
     if args.html:
         try:

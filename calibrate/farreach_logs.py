@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from model.errors import InputError
+from model.safe_io import input_path, read_text
 
 FARREACH_RUNS_COLUMNS = (
     "id", "block", "setting", "system", "servers", "clients", "timeout_ms", "queries_m",
@@ -50,6 +51,7 @@ FARREACH_RUNS_COLUMNS = (
     "affinity", "rcvbuf", "db", "mops", "wait_us", "process_us", "wait_stat", "send_us",
     "pktloss", "false_pos", "runtime_x", "normalized_x", "note")
 
+MAX_COUNT = 2 ** 63 - 1        # FarReach's client counts in Java longs
 STAT_INT_LISTS = ("perserverOpsdone", "perserverCachehits")
 STAT_LAT_LISTS = ("perserverCachehitTotalLatency", "perserverCachehitTotalLatencynum",
                   "perserverCachemissTotalLatency", "perserverCachemissTotalLatencynum")
@@ -113,9 +115,15 @@ def histogram_stats(h: Sequence[int]) -> dict[str, float]:
     return out
 
 
+def _no_constant(name: str):
+    # Python's json reads NaN, Infinity and -Infinity, which are not JSON and
+    # not a count: refuse them where they stand
+    raise ValueError(f"{name} is not a number JSON allows here")
+
+
 def _json_elements(text: str, source: str) -> list[tuple[int, Any]]:
     """Top-level array elements with the line each starts on."""
-    dec = json.JSONDecoder()
+    dec = json.JSONDecoder(parse_constant=_no_constant)
     pos = 0
     n = len(text)
 
@@ -140,6 +148,11 @@ def _json_elements(text: str, source: str) -> list[tuple[int, Any]]:
             obj, end = dec.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg}", source=source, line=exc.lineno) from None
+        except ValueError as exc:          # NaN / Infinity, or an integer too long to read
+            raise InputError(f"not valid JSON: {exc}", source=source, line=line_at(pos)) from None
+        except RecursionError:
+            raise InputError("not valid JSON here: arrays or objects nested too deeply",
+                             source=source, line=line_at(pos)) from None
         out.append((line_at(pos), obj))
         pos = skip(end)
         if pos < n and text[pos] == ",":
@@ -160,10 +173,15 @@ def _int_list(obj, key, source, line, idx) -> list[int]:
         raise InputError(f"expected a list of counts, got {type(v).__name__}", source=source,
                          line=line, field=where)
     for j, x in enumerate(v):
-        if isinstance(x, bool) or not isinstance(x, int) or x < 0:
-            raise InputError(f"expected a non-negative integer, got {x!r}", source=source,
-                             line=line, field=f"{where}[{j}]")
+        if isinstance(x, bool) or not isinstance(x, int) or not 0 <= x <= MAX_COUNT:
+            raise InputError(f"expected an integer from 0 to 2**63 - 1, got {_short(x)}",
+                             source=source, line=line, field=f"{where}[{j}]")
     return v
+
+
+def _short(x: Any) -> str:
+    r = repr(x)
+    return r if len(r) <= 40 else f"{r[:20]}...({len(r)} characters)"
 
 
 def _hist_list(obj, key, source, line, idx) -> list[list[int]]:
@@ -182,12 +200,7 @@ def read_client_statistics(paths: str | Path | Sequence[str | Path]) -> ClientSt
     per_file = []
     for path in paths:
         src = str(path)
-        try:
-            text = Path(path).read_text()
-        except FileNotFoundError:
-            raise InputError("statistics file not found", source=src) from None
-        except UnicodeDecodeError:
-            raise InputError("not a text file", source=src) from None
+        text = read_text(path, "statistics file", "--stats")
         elems = _json_elements(text, src)
         if not elems:
             raise InputError("the statistics array is empty", source=src, line=1)
@@ -197,9 +210,13 @@ def read_client_statistics(paths: str | Path | Sequence[str | Path]) -> ClientSt
                 raise InputError("expected a JSON object", source=src, line=line, field=f"[{idx}]")
             for key in ("totalOpsdone", "executionMillis"):
                 v = obj.get(key)
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
-                    raise InputError(f"expected a non-negative number, got {v!r}", source=src,
-                                     line=line, field=f"[{idx}].{key}")
+                if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+                        not 0 <= v <= MAX_COUNT:
+                    raise InputError(f"expected a number from 0 to 2**63 - 1, got {_short(v)}",
+                                     source=src, line=line, field=f"[{idx}].{key}")
+            if obj["executionMillis"] == 0 and obj["totalOpsdone"] > 0:
+                raise InputError(f"{obj['totalOpsdone']} operations in 0 ms: no rate can be "
+                                 "computed", source=src, line=line, field=f"[{idx}].executionMillis")
             lists = {k: _int_list(obj, k, src, line, idx) for k in STAT_INT_LISTS}
             if len(lists["perserverOpsdone"]) != len(lists["perserverCachehits"]):
                 raise InputError("perserverOpsdone and perserverCachehits differ in length",
@@ -282,10 +299,8 @@ class LatencyDump:
 def read_latency_dump(path: str | Path) -> LatencyDump:
     """Parse every ``dump_latency`` block of a server or client log."""
     src = str(path)
-    try:
-        lines = Path(path).read_text(errors="replace").splitlines()
-    except FileNotFoundError:
-        raise InputError("log file not found", source=src) from None
+    # a log may hold stray bytes besides the blocks: read it leniently
+    lines = input_path(path, "log file").read_text(errors="replace").splitlines()
     dump = LatencyDump(src)
     i = 0
     while i < len(lines):
@@ -353,6 +368,9 @@ def ingest(config: Mapping[str, Any], *, stats: Sequence[str] = (), server_log: 
     notes = []
     if stats:
         cs = read_client_statistics(stats)
+        if cs.total_ops == 0 or cs.execution_ms <= 0:
+            raise InputError("no operations over no time: these statistics measured nothing",
+                             source=str(stats[0]), line=1, field="totalOpsdone")
         row["mops"] = cs.mops
         if row.get("servers") in (None, ""):
             row["servers"] = len(cs.server_ops)
@@ -384,4 +402,25 @@ def ingest(config: Mapping[str, Any], *, stats: Sequence[str] = (), server_log: 
     row.setdefault("block", "ingested")
     if not row.get("block"):
         row["block"] = "ingested"
+    try:
+        check_row(row)
+    except InputError as exc:
+        raise exc.located(source="--set" if exc.field in config else None) from None
     return row
+
+
+#: stand-ins for configuration columns a row may leave empty (only while checking)
+_REQUIRED = {"system": "nocache", "servers": "1", "clients": "1"}
+
+
+def check_row(row: Mapping[str, Any]) -> None:
+    """Check an ingested row as a farreach_runs reader will read it, before it is
+    written: every configuration value it gives (``--set servers=-5`` is an
+    error naming ``servers``) and every measured value (a finite number >= 0)."""
+    from model.farreach_kinds import farreach_scenario
+    from model.kinds import get
+
+    from .runs_io import check_measured, format_cell
+    cells = {k: format_cell(v) for k, v in row.items()}
+    farreach_scenario({**cells, **{k: v for k, v in _REQUIRED.items() if not cells.get(k)}})
+    check_measured(get("farreach_runs"), cells)

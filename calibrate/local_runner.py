@@ -9,8 +9,10 @@ workload, resets the statistics, runs the bounded closed-loop load generator
 :func:`run_plan` runs points that are not yet in the output CSV (keyed by
 ``config_hash``), one at a time by default because native runs on one
 machine contend for its cores, and appends each row (flush + fsync) as soon
-as its run ends, with a tqdm progress bar. Interrupting it loses at most the
-run in progress; running it again resumes. With a Dask cluster
+as its run ends, with a tqdm progress bar. Interrupting it (Ctrl-C or
+SIGTERM) loses at most the run in progress, whose data directory is removed;
+running it again resumes, and removes the data directories of a session that
+was killed outright (SIGKILL). With a Dask cluster
 (``--cluster``), points go to the cluster's workers (one machine each is the
 sensible set-up) and rows are appended as they come back.
 """
@@ -21,14 +23,17 @@ import datetime as _dt
 import os
 import resource
 import shutil
-import tempfile
 import time
 from typing import Any, Callable, Iterable, Mapping
 
 from model.local_runs import COLUMNS
+from model.safe_io import exit_on_sigterm, remove_stale_scratch, scratch_dir
 from .runs_io import RunsWriter, existing_hashes
 
 Runner = Callable[[Mapping[str, Any]], dict[str, Any]]
+
+#: data directories of native runs: <tmp>/kvperf-run-<pid>-<random>
+SCRATCH_PREFIX = "kvperf-run-"
 
 BUILD_HINT = ("the native KV server is not built (native._core is missing). Build it with "
               "`pip install .` (or `pip install -e .`) from the repository root, which compiles "
@@ -94,7 +99,7 @@ def native_run(config: Mapping[str, Any], quiet_below: float | None = 0.5,
     native = require_native()
     if quiet_below is not None:
         wait_quiet(quiet_below, quiet_timeout_s)
-    datadir = tempfile.mkdtemp(prefix="kvperf-run-")
+    datadir = scratch_dir(SCRATCH_PREFIX)
     try:
         sopts = native.ServerOptions(
             datadir=datadir, workers=int(config["workers"]),
@@ -171,12 +176,15 @@ def run_plan(points: list[dict[str, Any]], out: str, runner: Runner = native_run
     """
     todo = pending_points(points, out)
     counts = {"planned": len(points), "skipped": len(points) - len(todo), "ran": 0}
+    remove_stale_scratch(SCRATCH_PREFIX)         # left by a run that was SIGKILLed
     bar = None
     if progress:
         from sim.progress import bar as progress_bar
         bar = progress_bar(len(points), "local runs", "run", True, initial=counts["skipped"])
     try:
-        with RunsWriter(out, COLUMNS) as writer:
+        # SIGTERM ends the session like Ctrl-C: the run in progress removes its
+        # data directory, the rows already written stay
+        with exit_on_sigterm(), RunsWriter(out, COLUMNS) as writer:
             for cfg, measured in _execute(todo, runner, cluster):
                 row = {**{k: v for k, v in cfg.items() if k in COLUMNS}, **measured}
                 writer.append(row)

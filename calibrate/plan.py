@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
 from model.errors import InputError
+from model.safe_io import load_toml, locate_in_toml
 
 from .runs_io import config_hash
 
@@ -107,13 +107,11 @@ def default_plan_path() -> Path:
 def load_plan(path: str | Path | None = None) -> Plan:
     """Read and validate a plan TOML file (the shipped default plan when None)."""
     p = Path(path) if path is not None else default_plan_path()
+    data, text = load_toml(p, "plan file", field="--plan")
     try:
-        data = tomllib.loads(p.read_text())
-    except FileNotFoundError:
-        raise InputError("plan file not found", source=str(p), field="--plan") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", source=str(p)) from None
-    return plan_from_mapping(data, str(p))
+        return plan_from_mapping(data, str(p))
+    except InputError as exc:
+        raise locate_in_toml(exc, text, str(p)) from None
 
 
 def plan_from_mapping(data: Mapping[str, Any], source: str = "<plan>") -> Plan:

@@ -8,10 +8,15 @@ Reading goes through :func:`sim.batch.read_runs` (so errors name the file and
 line the same way everywhere) and tags every row with ``__kind__``,
 ``__source__`` and ``__line__``, the keys fitters receive.
 
+Measured values are checked on the way in (:func:`check_measured`): a
+measured cell is empty or a finite number >= 0 (a ``|``-separated list of
+them for per-server values), else the file, line and column are an error
+before any fitting or prediction starts; no row is left out silently.
+
 Writing is append-only and crash-safe: :class:`RunsWriter` writes one row at
 a time and flushes and fsyncs after each, so a plan interrupted at any point
-keeps every run that finished. It never cuts or rewrites what a file holds:
-a last line without its newline (an editor's habit) is kept and ended before
+keeps every run that finished. It never cuts or rewrites what a file holds: a
+last line without its newline (an editor's habit) is kept and ended before
 the next row; a last line with too few fields (a torn write) is refused,
 naming the line, and the file is left as it was. Rows of a plan are keyed by
 a configuration hash (:func:`config_hash`) so a resumed plan skips what is
@@ -30,7 +35,9 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from model.errors import InputError
-from model.kinds import RunKind, detect
+from model.kinds import KINDS, RunKind, detect
+from model.rows import parse_number
+from model.safe_io import atomic_write, decode, unterminated_tail
 from sim.batch import read_runs
 
 HASH_COLUMN = "config_hash"
@@ -55,7 +62,6 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
     whose columns have the given values (e.g. ``{"plan": "holdout"}``).
     """
     _ensure_kinds()
-    from model.kinds import KINDS
     if isinstance(paths, (str, Path)):
         paths = [paths]
     if not paths:
@@ -93,10 +99,35 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
             if all(str(r.get(c, "")).strip() == v for c, v in (where or {}).items()):
                 rows.append(r)
     assert chosen is not None
+    for r in rows:
+        check_measured(KINDS[r["__kind__"]], r)
     if not rows:
         raise InputError("no rows" + (f" with {where}" if where else ""), source=str(paths[0]),
                          line=2, field="--where" if where else None)
     return chosen, rows
+
+
+def check_measured(kind: RunKind, row: Mapping[str, Any]) -> None:
+    """Every measured column of ``row`` is empty, or a finite number >= 0 (a
+    ``|``-separated list of them where the row's ``wait_stat`` is ``per-server``)."""
+    per_server = str(row.get("wait_stat", "")).strip() == "per-server"
+    try:
+        for col in kind.measured:
+            v = row.get(col)
+            if v is None or not str(v).strip():
+                continue
+            parts = str(v).split("|")
+            if len(parts) > 1 and not per_server:
+                raise InputError(f"{v!r} is a |-separated list, which only a per-server "
+                                 "value (wait_stat = per-server) can be", field=col)
+            for part in parts:
+                if parse_number(part, col) < 0:
+                    raise InputError(f"{part.strip()} is negative; a measured value is >= 0",
+                                     field=col)
+    except InputError as exc:
+        line = row.get("__line__")
+        raise exc.located(source=row.get("__source__"),
+                          line=int(line) if line and str(line).isdigit() else None) from None
 
 
 def _fitter_of(kind: str) -> str | None:
@@ -144,14 +175,17 @@ class RunsWriter:
         self.path = Path(path)
         self.columns = list(columns)
         self.header = list(columns)
+        if self.path.is_dir():
+            raise InputError("this is a folder; give a CSV file to append to",
+                             source=str(self.path), field="--out")
         if self.path.exists() and self.path.stat().st_size > 0:
-            # Check everything before writing a byte: a refused file stays as it was.
+            # Everything is checked before a byte is written: a refused file stays as it was.
             header, _ = read_runs(self.path)
             missing = [c for c in self.columns if c not in header]
             if missing:
                 raise InputError(f"existing file lacks columns {', '.join(missing)}; "
                                  "write to a new file", source=str(self.path), line=1)
-            unterminated = _unterminated_tail(self.path, len(header))
+            unterminated = _check_tail(self.path, len(header))
             self.header = header
             self._fh = open(self.path, "a", newline="")
             if unterminated:
@@ -186,31 +220,35 @@ class RunsWriter:
         self.close()
 
 
-def _unterminated_tail(path: Path, fields: int) -> bool:
+def _check_tail(path: Path, fields: int) -> bool:
     """True if the file's last line is a complete row without its newline.
 
-    A last line with fewer fields than the header is a torn write: refused
-    with its line number rather than cut, since it may be all that is left of
-    a finished run the user wants to keep or repair by hand.
+    A last line with another number of fields than the header is a torn
+    write: refused with its line number rather than cut, since it may be all
+    that is left of a finished run the user wants to keep or repair by hand.
     """
-    data = path.read_bytes()
-    if data.endswith(b"\n"):
+    last = unterminated_tail(path)
+    if not last:
         return False
-    last = data[data.rfind(b"\n") + 1:]
     row = next(csv.reader([last.decode(errors="replace")]), [])
     if len(row) != fields:
+        line = path.read_bytes().count(b"\n") + 1
         raise InputError(f"the last line has {len(row)} of {fields} fields and no newline "
                          "(a torn write?); complete or remove it, then run again",
-                         source=str(path), line=data.count(b"\n") + 1)
+                         source=str(path), line=line)
     return True
 
 
 def existing_hashes(path: str | Path) -> set[str]:
     """Config hashes already in a runs CSV (empty set if the file does not exist)."""
     p = Path(path)
+    if p.is_dir():
+        raise InputError("this is a folder; give a CSV file to append to", source=str(p),
+                         field="--out")
     if not p.exists() or p.stat().st_size == 0:
         return set()
-    reader = csv.DictReader(io.StringIO(p.read_bytes().decode(errors="replace")))
+    # A complete last line without its newline is a finished run (RunsWriter keeps it).
+    reader = csv.DictReader(io.StringIO(decode(p.read_bytes(), str(p), "runs CSV"), newline=""))
     if reader.fieldnames is None or HASH_COLUMN not in reader.fieldnames:
         if reader.fieldnames is None:
             return set()
@@ -220,8 +258,8 @@ def existing_hashes(path: str | Path) -> set[str]:
 
 
 def write_rows(path: str | Path, header: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
-    """Write a whole CSV at once (for outputs such as predictions)."""
-    with open(path, "w", newline="") as fh:
+    """Write a whole CSV at once (for outputs such as predictions), atomically."""
+    with atomic_write(path) as fh:
         w = csv.writer(fh)
         w.writerow(header)
         for r in rows:

@@ -18,7 +18,7 @@ from .errors import InputError
 from .profile import Profile
 from .registry import RackForm, RunKind, register
 from .row_prediction import rack_predict_row
-from .rows import Row, cell, choice, number
+from .rows import Row, cell, choice, number, scenario_from_columns
 from .scenario import Scenario
 
 FITTER = "calibrate.farreach:FarReachFitter"
@@ -72,11 +72,19 @@ def farreach_scenario(row: Row, base: Scenario | None = None) -> Scenario:
     if "variant" in row:
         # The tuning series pins workers and keeps RocksDB threads off their cores.
         ch["servers.pinned"] = True
-    try:
-        return base.updated(ch, source=None)
-    except InputError as exc:
-        # name the CSV column rather than the scenario key where they differ
-        raise exc.located() from None
+    return scenario_from_columns(base, ch, COLUMN_OF)
+
+
+#: the CSV column each scenario key of a row comes from (errors name the column)
+COLUMN_OF = {
+    "switch.cache": "system", "switch.mode": "system", "servers.count": "servers",
+    "clients.threads": "clients", "workload.queries_m": "queries_m",
+    "clients.timeout_ms": "timeout_ms", "workload.distribution": "workload",
+    "storage.memtable_mb": "memtable_mb", "storage.flushnum": "flushnum",
+    "storage.maxnum": "maxnum", "storage.wal_bytes_per_sync_mb": "wal_bytes_per_sync_mb",
+    "storage.wal": "wal", "storage.db": "db", "servers.seq_check": "seq_check",
+    "servers.pinned": "affinity", "servers.rcvbuf_kb": "rcvbuf",
+}
 
 
 def wait_stat(row: Row) -> str:

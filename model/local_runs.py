@@ -56,7 +56,7 @@ from .columns import farreach_columns
 from .farreach_kinds import wait_stat
 from .profile import Profile
 from .registry import KINDS, RunKind, register
-from .rows import choice, number
+from .rows import choice, number, scenario_from_columns
 from .scenario import Scenario
 from .solvers import predict
 
@@ -113,7 +113,19 @@ def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
         "workload.value_bytes": number(row, "value_bytes", 128, integer=True, minimum=0),
         "workload.queries_m": max(queries / 1e6, 0.001),
     }
-    return base.updated(ch)
+    return scenario_from_columns(base, ch, COLUMN_OF)
+
+
+#: the CSV column each scenario key of a row comes from (errors name the column)
+COLUMN_OF = {
+    "servers.count": "workers", "servers.cores": "cores", "servers.pinned": "pinned",
+    "servers.seq_check": "seq_check", "clients.threads": "clients",
+    "clients.timeout_ms": "timeout_ms", "storage.memtable_mb": "memtable_mb",
+    "storage.flushnum": "flushnum", "storage.maxnum": "maxnum", "storage.wal": "wal",
+    "storage.db": "db", "workload.distribution": "distribution",
+    "workload.read_ratio": "read_ratio", "workload.records": "records",
+    "workload.value_bytes": "value_bytes", "workload.queries_m": "max_requests",
+}
 
 
 def _predict_local(row: Any, profile: Profile) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .rack.bottleneck import Bottleneck, Outcome, classify
+from .rack import clients as cl_mech, service as svc_mech
 
 
 @dataclass
@@ -74,3 +75,41 @@ def from_outcome(spec, outcome: Outcome, engine: str, details: dict[str, Any]) -
                                 latency_us=float(outcome.latency_us)),
         pktloss=float(outcome.pktloss), false_pos=float(outcome.false_pos),
         stall_fraction=stalled, details=details)
+
+
+def no_goodput(spec, engine: str, reason: str) -> Prediction:
+    """The prediction of a rack where no request can complete (``reason``, from
+    :func:`model.rack.clients.no_completion`): zero throughput, infinite
+    latency, and the servers busy with the resends of the stuck threads.
+
+    Each thread ends up stuck on a request drawn like any other, so worker i
+    holds a fraction ``s_i / sum(s)`` of them, each resending one packet per
+    send + timeout (plus the write-backs). A worker serves those packets at
+    its cost with no load effects, up to being busy all the time; what it
+    cannot serve overflows its buffer. Per-run counts (lost and resent
+    packets) are infinite: the run never ends."""
+    pl, sv, c = spec.placement, spec.service, spec.clients
+    s = np.asarray(pl.shares, dtype=float)
+    stuck = s / s.sum() if s.sum() > 0 else np.zeros_like(s)
+    arrivals = c.threads * stuck * cl_mech.storm_packets_per_us(c) + \
+        pl.evict_per_us * np.asarray(pl.evict_probs)
+    S = svc_mech.run_average_cost(sv) + sv.recv_floor_us + sv.gap_us
+    served = np.minimum(arrivals, 1.0 / S)
+    util = served * S
+    with np.errstate(divide="ignore"):
+        wait = np.where(served > 0, np.maximum(1.0 / np.where(served > 0, served, 1.0)
+                                               - (S - sv.recv_floor_us), sv.recv_floor_us),
+                        math.inf)
+    overflow = bool(np.any(arrivals > served * (1 + 1e-9)))
+    zeros = np.zeros(spec.servers)
+    outcome = Outcome(
+        throughput_mops=0.0, util=util, wait_us=wait, process_us=S - sv.recv_floor_us - sv.gap_us,
+        stall_frac=zeros, block_frac=zeros, stretch=np.ones(spec.servers), latency_us=math.inf,
+        timeout_share=1.0, lost_per_request=math.inf,
+        pktloss=math.inf if overflow else 0.0, false_pos=math.inf)
+    pred = from_outcome(spec, outcome, engine, {"no_goodput": reason,
+                                                "resend_packets_per_us": float(arrivals.sum())})
+    shortest = cl_mech.shortest_reply_us(c, pl.hit_ratio)
+    pred.bottleneck = Bottleneck("no-replies", [], 1.0, {"timeout_ms": c.timeout_us / 1e3,
+                                                         "shortest_reply_us": float(shortest)})
+    return pred

@@ -31,13 +31,13 @@ Embedded profiles ship in ``model/profiles/`` and are found by name.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import InputError
+from .safe_io import locate_in_toml, parse_toml, read_text, write_text
 from .toml_out import toml_value
 
 
@@ -57,6 +57,7 @@ class Profile:
     # {"params": [names], "log_covariance": [[...]]} or None; see model.uncertainty
     uncertainty: Mapping[str, Any] | None = None
     noise: Mapping[str, float] = field(default_factory=dict)
+    source: str = ""            # the file it was read from, for error messages
 
     def __getitem__(self, key: str) -> float:
         try:
@@ -77,18 +78,19 @@ class Profile:
 
         The copy has no [uncertainty] or [noise]: they describe the fitted values."""
         params = dict(self.params)
-        if not values:
-            return Profile(self.name, params, self.meta)
         for k, v in values.items():
             old = params.get(k)
             params[k] = Param(float(v), old.unit if old else "", source,
                               None)
-        return Profile(self.name, params, self.meta)
+        return Profile(self.name, params, self.meta, source=self.source)
 
     # ---- TOML -----------------------------------------------------------
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str) -> "Profile":
-        meta = dict(data.get("meta", {}))
+        meta = data.get("meta", {})
+        if not isinstance(meta, Mapping):
+            raise InputError("expected a table ([meta])", source=source, field="meta")
+        meta = dict(meta)
         raw = data.get("params")
         if not isinstance(raw, Mapping) or not raw:
             raise InputError("a profile needs a [params] table", source=source, field="params")
@@ -109,31 +111,37 @@ class Profile:
             if extra:
                 raise InputError(f"unknown keys {sorted(extra)}; allowed: value, unit, source, stderr",
                                  source=source, field=f"params.{key}")
-            params[key] = Param(float(v), p["unit"], p["source"], p.get("stderr"))
+            se = p.get("stderr")
+            if se is not None and (isinstance(se, bool) or not isinstance(se, (int, float))
+                                   or not (math.isfinite(se) and se >= 0)):
+                raise InputError(f"stderr must be a finite number >= 0, got {se!r}",
+                                 source=source, field=f"params.{key}.stderr")
+            params[key] = Param(float(v), p["unit"], p["source"],
+                                None if se is None else float(se))
         unc, noise = _uncertainty(data, params, source), _noise(data, source)
-        return cls(meta.get("name", Path(source).stem), params, meta, unc, noise)
+        name = meta.get("name", Path(source).stem)
+        if not isinstance(name, str) or not name:
+            raise InputError(f"expected a non-empty string, got {name!r}", source=source,
+                             field="meta.name")
+        return cls(name, params, meta, unc, noise, source)
 
     @classmethod
     def load(cls, name_or_path: str) -> "Profile":
         """Load an embedded profile by name, or a profile TOML file by path."""
         path = Path(name_or_path)
         if path.suffix == ".toml" or path.exists():
-            try:
-                text = path.read_text()
-            except FileNotFoundError:
-                raise InputError("profile file not found", source=str(path)) from None
-            src = str(path)
+            text, src = read_text(path, "profile file", field="--profile"), str(path)
         else:
             res = resources.files("model").joinpath("profiles").joinpath(f"{name_or_path}.toml")
             if not res.is_file():
                 raise InputError(f"no embedded profile '{name_or_path}'; embedded: "
                                  f"{', '.join(embedded_profiles())}", field="--profile")
             text, src = res.read_text(), f"<embedded {name_or_path}>"
+        data = parse_toml(text, src)
         try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"not valid TOML: {exc}", source=src) from None
-        return cls.from_mapping(data, source=src)
+            return cls.from_mapping(data, source=src)
+        except InputError as exc:
+            raise locate_in_toml(exc, text, src) from None
 
     def totoml_value(self) -> str:
         out = ["[meta]"]
@@ -160,7 +168,7 @@ class Profile:
         return "\n".join(out) + "\n"
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(self.totoml_value())
+        write_text(path, self.totoml_value())
 
 
 def _uncertainty(data: Mapping[str, Any], params: Mapping[str, Param],

@@ -7,6 +7,7 @@ Every run kind reads its rows through these, so a bad cell raises
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Mapping
 
 from .errors import InputError
@@ -21,6 +22,24 @@ def cell(row: Row, col: str, default: str | None = None) -> str | None:
     return str(v).strip()
 
 
+# A number as a measurement file writes it: digits, an optional point and
+# exponent. Python's float() also takes "1_000", "inf", "nan" and
+# "infinity", which in a CSV cell are a typo or a failed measurement.
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def parse_number(text: str, col: str) -> float:
+    """A finite number from a cell's text, or an error naming the column."""
+    t = text.strip()
+    if not _NUMBER.fullmatch(t):
+        hint = " (no '_' separators in a CSV number)" if "_" in t else ""
+        raise InputError(f"expected a number, got {text!r}{hint}", field=col)
+    x = float(t)
+    if not math.isfinite(x):
+        raise InputError(f"expected a finite number, got {text!r}", field=col)
+    return x
+
+
 def number(row: Row, col: str, default: float | None = None, *, integer: bool = False,
            minimum: float | None = None) -> float | None:
     v = cell(row, col)
@@ -28,12 +47,7 @@ def number(row: Row, col: str, default: float | None = None, *, integer: bool = 
         if default is None:
             raise InputError("missing value", field=col)
         return default
-    try:
-        x = float(v)
-    except ValueError:
-        raise InputError(f"expected a number, got {v!r}", field=col) from None
-    if not math.isfinite(x):
-        raise InputError(f"expected a finite number, got {v!r}", field=col)
+    x = parse_number(v, col)
     if integer:
         if not x.is_integer():
             raise InputError(f"expected an integer, got {v!r}", field=col)
@@ -50,3 +64,18 @@ def choice(row: Row, col: str, mapping: Mapping[str, Any], default: str | None =
     if v not in mapping:
         raise InputError(f"{v!r} is not allowed; allowed: {', '.join(mapping)}", field=col)
     return mapping[v]
+
+
+def scenario_from_columns(base: Any, changes: Mapping[str, Any], columns: Mapping[str, str]):
+    """``base.updated(changes)`` for a row whose cells set scenario keys.
+
+    ``columns`` maps each scenario key to the CSV column it came from, so an
+    error (a value out of the key's range, flushnum not below maxnum) names
+    the user's column, with the scenario key in the message."""
+    try:
+        return base.updated(changes)
+    except InputError as exc:
+        col = columns.get(exc.field or "")
+        if col is None:
+            raise
+        raise InputError(f"{exc.detail} (scenario key {exc.field})", field=col) from None

@@ -25,12 +25,14 @@ messages always name the key and what it accepts.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import tomllib
 from dataclasses import dataclass, field, fields
 from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from .errors import InputError
+from .safe_io import load_toml, locate_in_toml
 from .toml_out import toml_value
 
 
@@ -186,19 +188,16 @@ class Scenario:
     @classmethod
     def default(cls) -> "Scenario":
         """The embedded FarReach rack (16 servers, 1024 clients, YCSB A)."""
-        text = resources.files("model").joinpath("default_scenario.toml").read_text()
-        return cls.from_mapping(tomllib.loads(text), source="<embedded default>")
+        return _default()
 
     @classmethod
     def from_toml(cls, path: str) -> "Scenario":
+        """Read a scenario file; an error names the file, the line and the key."""
+        data, text = load_toml(path, "scenario file", field="--scenario")
         try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except FileNotFoundError:
-            raise InputError("scenario file not found", source=path) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"not valid TOML: {exc}", source=path) from None
-        return cls.from_mapping(data, source=path)
+            return cls.from_mapping(data, source=str(path))
+        except InputError as exc:
+            raise locate_in_toml(exc, text, str(path)) from None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str | None = None) -> "Scenario":
@@ -277,6 +276,13 @@ def _comment(text: str, width: int = 88) -> list[str]:
     return ["# " + ln for ln in textwrap.wrap(" ".join(text.split()), width - 2)]
 
 
+@functools.lru_cache(maxsize=1)
+def _default() -> Scenario:
+    # read once: every row of a runs CSV starts from it (scenarios are immutable)
+    text = resources.files("model").joinpath("default_scenario.toml").read_text()
+    return Scenario.from_mapping(tomllib.loads(text), source="<embedded default>")
+
+
 def all_keys() -> list[str]:
     return [f"{sec}.{f.name}" for sec, cls in SECTIONS.items() for f in fields(cls)]
 
@@ -310,7 +316,7 @@ def parse_value(raw: str) -> Any:
     """Read a --set value as a TOML value (numbers, true/false, strings)."""
     try:
         return tomllib.loads(f"v = {raw}")["v"]
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         return raw
 
 
@@ -353,22 +359,24 @@ def _check_value(cls, f, val, path, source):
     def bad(why):
         return InputError(f"{why}; allowed: {allowed}", source=source, field=path)
 
+    shown = repr(val) if len(repr(val)) <= 60 else f"{repr(val)[:40]}... ({len(repr(val))} characters)"
+
     if typ == "bool":
         if not isinstance(val, bool):
-            raise bad(f"expected true or false, got {val!r}")
+            raise bad(f"expected true or false, got {shown}")
         return val
     if typ == "str":
         if not isinstance(val, str):
-            raise bad(f"expected a string, got {val!r}")
+            raise bad(f"expected a string, got {shown}")
         if md.get("choices") and val not in md["choices"]:
-            raise bad(f"{val!r} is not allowed")
+            raise bad(f"{shown} is not allowed")
         return val
     if isinstance(val, bool) or not isinstance(val, (int, float)):
-        raise bad(f"expected {'an integer' if typ == 'int' else 'a number'}, got {val!r}")
+        raise bad(f"expected {'an integer' if typ == 'int' else 'a number'}, got {shown}")
     if typ == "int":
         if isinstance(val, float):
             if not val.is_integer():
-                raise bad(f"expected an integer, got {val!r}")
+                raise bad(f"expected an integer, got {shown}")
             val = int(val)
     else:
         val = float(val)

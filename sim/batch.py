@@ -17,39 +17,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from model.errors import InputError
+from model.safe_io import atomic_write, read_csv
 from model.profile import Profile
 from model.kinds import RunKind, detect
 from model.row_prediction import predict_kind_rows
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
-    path = str(path)
-    try:
-        with open(path, newline="") as fh:
-            reader = csv.reader(fh)
-            try:
-                header = next(reader)
-            except StopIteration:
-                raise InputError("empty file: expected a CSV header", source=path, line=1) from None
-            header = [h.strip() for h in header]
-            if len(set(header)) != len(header):
-                dup = sorted({h for h in header if header.count(h) > 1})
-                raise InputError(f"duplicate columns: {', '.join(dup)}", source=path, line=1)
-            rows = []
-            for lineno, values in enumerate(reader, start=2):
-                if not values or all(not v.strip() for v in values):
-                    continue
-                if len(values) != len(header):
-                    raise InputError(f"expected {len(header)} fields as in the header, got {len(values)}",
-                                     source=path, line=lineno)
-                row = dict(zip(header, values))
-                row["__line__"] = str(lineno)
-                rows.append(row)
-    except FileNotFoundError:
-        raise InputError("file not found", source=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a text CSV file ({exc.reason})", source=path) from None
-    return header, rows
+    """Header and rows of a runs CSV (:func:`model.safe_io.read_csv`)."""
+    return read_csv(path, "runs CSV", "--runs")
 
 
 def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
@@ -121,7 +97,7 @@ def _write(out: str, kind: RunKind, header: list[str], rows: list[dict[str, str]
     extra = [UNPREDICTED] if kind.unpredicted else []
     if partial:
         extra.append("partial")
-    with open(out, "w", newline="") as fh:
+    with atomic_write(out) as fh:
         w = csv.writer(fh)
         w.writerow(header + pred_cols + extra)
         for row, preds in zip(rows, results):

@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from model.errors import InputError, run_command
+from model.safe_io import output_path
 from model.prediction import Prediction
 from model.profile import Profile
 from model.scenario import Scenario
@@ -94,7 +95,16 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 
+def check_outputs(args) -> None:
+    """Every output path of the command, checked before any work is done."""
+    inputs = [getattr(args, k, None) for k in ("runs", "scenario", "profile")]
+    for opt in ("out", "html", "timeline"):
+        if getattr(args, opt, None):
+            output_path(getattr(args, opt), f"--{opt}", inputs)
+
+
 def _predict(args) -> int:
+    check_outputs(args)
     if args.runs or args.out:
         if not (args.runs and args.out):
             raise InputError("--runs and --out go together", field="--out" if args.runs else "--runs")
@@ -133,6 +143,7 @@ def _predict(args) -> int:
 
 
 def _simulate(args) -> int:
+    check_outputs(args)
     sc, profile = load_inputs(args)
     from .run import simulate, write_timeline
     pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,

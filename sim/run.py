@@ -25,6 +25,11 @@ returns the seconds completed so far with ``details["interrupted"] = True``.
 closed or open network of FCFS stations) for verification against queueing
 closed forms (tests/sim).
 
+Latency is by Little's law over the statistics window (every thread's time
+in requests over the requests completed), so requests still in progress at
+the end count; ``details["latency_completed_us"]`` is the mean of the
+completed ones and the percentiles are theirs.
+
 Counts: ``pktloss`` (dropped packets) and ``false_pos`` (resent packets) are
 scaled to the scenario's run length like the analytic solver's;
 ``details["pktloss_sim"]`` / ``["false_pos_sim"]`` hold the raw counts.
@@ -41,10 +46,12 @@ from typing import Any
 import numpy as np
 
 from model.errors import InputError
-from model.prediction import Prediction, from_outcome
+from model.prediction import Prediction, from_outcome, no_goodput
 from model.profile import Profile
+from model.safe_io import atomic_write
 from model.rack import RackSpec, compile_rack
 from model.rack.bottleneck import Outcome
+from model.rack.clients import no_completion
 from model.scenario import Scenario
 
 from . import counters
@@ -98,10 +105,10 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
     ``interrupted=True`` (the chunk in progress is discarded).
     """
     if not (seconds > 0 and math.isfinite(seconds)):
-        raise InputError(f"seconds must be a positive number, got {seconds!r}", field="seconds")
+        raise InputError(f"seconds must be a positive number, got {seconds!r}", field="--seconds")
     if seconds > 1e5:
         raise InputError(f"seconds must be at most 1e5 (got {seconds}); simulate a window",
-                         field="seconds")
+                         field="--seconds")
     eng = _make_engine(cfg, seed, engine)
     totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
     totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
@@ -150,13 +157,31 @@ def _timeline_row(t_s: float, span_us: float, c: dict, cfg: SimConfig) -> dict:
                               / (span_us * max(1, int(cfg.station_servers.sum())))),
         "pktloss": float(c["drop"].sum() + c["wire"]),
         "false_pos": float(c["resends"]),
-        "latency_us": c["lat"] / c["done"] if c["done"] > 0 else math.nan,
+        "latency_us": _latency(cfg, span_us, c["done"], c["lat"]),
     }
     for i in range(cfg.stations):
         w, p, _ = _wait_process(span_us, c["compl"][i], c["busy"][i], cfg)
         row[f"wait_us_{i}"] = w
         row[f"process_us_{i}"] = p
     return row
+
+
+def _latency(cfg: SimConfig, span_us: float, done: float, lat_sum_us: float) -> float:
+    """Mean latency (us) of the requests completed in a window of ``span_us``.
+
+    With client threads, by Little's law over the window: the time every
+    thread spent in requests (all of the window: a thread always has one
+    outstanding) over the requests completed. The mean of the completed
+    requests alone leaves out those still in progress at the end: a small
+    edge effect in a steady state, but everything when threads wait far
+    longer than the window (a lost request waiting out a 1 s timeout, or a
+    collapse: 690 quick hits while 1024 threads are stuck would read as a
+    25 us latency). An open class alone has no such count: its completed mean."""
+    if done <= 0:
+        return math.nan if cfg.n_clients == 0 else math.inf
+    if cfg.n_clients > 0:
+        return cfg.n_clients * span_us / done
+    return lat_sum_us / done
 
 
 def _wait_process(span_us: float, completions: float, busy_us: float, cfg: SimConfig):
@@ -190,6 +215,11 @@ class FastSimulator:
 
     def __init__(self, seconds: float = 10.0, seed: int = 1, *, progress: bool = False,
                  data_scale: float | None = None, warmup_s: float = 0.0, keys: bool = False):
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
+                not 0 <= seed < 2 ** 63:
+            # numpy's generators take non-negative seeds only
+            raise InputError(f"the seed must be an integer from 0 to 2**63 - 1, got {seed!r}",
+                             field="--seed")
         self.seconds = seconds
         self.seed = seed
         self.progress = progress
@@ -207,6 +237,11 @@ class FastSimulator:
         return cfg, RackDynamics(spec, cfg, data_scale=scale)
 
     def solve(self, spec: RackSpec) -> Prediction:
+        why = no_completion(spec.clients, spec.placement.hit_ratio)
+        if why:
+            # the steady state is known; a window would show only the transient
+            # before every thread is stuck (and break Little's law)
+            return no_goodput(spec, "sim", why)
         cfg, dyn = self.config(spec)
         res = run_config(cfg, self.seconds, seed=self.seed, engine=self.engine, dynamics=dyn,
                          progress=self.progress, warmup_s=self.warmup_s)
@@ -240,7 +275,8 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
         if T["compl"][i] <= 0:
             w, p = math.inf, float(cfg.service_mean_us[i] - cfg.recv_floor_us - cfg.gap_us)
         wait[i], proc[i], util[i] = w, p, u
-    lat = T["lat"] / done if done > 0 else math.inf
+    lat_done = T["lat"] / done if done > 0 else math.inf
+    lat = _latency(cfg, span, done, T["lat"])
     scale = spec.queries / done if done > 0 else 0.0
     lost = float(T["drop"].sum() + T["wire"])
     # requests completed only by a resend waited out at least one timeout each
@@ -277,7 +313,9 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
         "compactions": float(T["compactions"]),
         "stall_us_per_server": T["stall"].tolist(),
         "blocked_us_per_server": T["block"].tolist(),
-        "latency_sd_us": math.sqrt(max(0.0, T["lat2"] / done - lat * lat)) if done > 0 else math.nan,
+        "latency_completed_us": lat_done,
+        "latency_sd_us": math.sqrt(max(0.0, T["lat2"] / done - lat_done * lat_done))
+        if done > 0 else math.nan,
     }
     return from_outcome(spec, outcome, "sim", details)
 
@@ -322,7 +360,7 @@ def write_timeline(prediction: Prediction, path) -> None:
         for k in r:
             if k not in cols:
                 cols.append(k)
-    with open(path, "w", newline="") as fh:
+    with atomic_write(path) as fh:
         w = csv.DictWriter(fh, fieldnames=cols)
         w.writeheader()
         for r in rows:

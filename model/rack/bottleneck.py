@@ -9,6 +9,9 @@ busy or blocked, and the evidence. Text is made only for display
 
 Kinds, in the order they are checked:
 
+``no-replies``    no request can complete: the timeout is shorter than any
+                  reply (:func:`model.rack.clients.no_completion`); set by
+                  :func:`model.prediction.no_goodput`, not by :func:`classify`
 ``timeouts``      clients spend over 30 % of their time waiting out lost
                   requests (evidence: that share, lost packets per request)
 ``write-stall``   a worker's writes are stopped over 10 % of the time
@@ -58,6 +61,10 @@ class Bottleneck:
         who = _who(self.servers)
         pct = f"{100 * self.share:.0f}%"
         e = self.evidence
+        if self.kind == "no-replies":
+            return (f"no replies: the timeout ({e.get('timeout_ms', 0):g} ms) is not longer than "
+                    f"the shortest round trip ({e.get('shortest_reply_us', 0):.3g} us) and only "
+                    "the latest attempt's reply counts (retry = strict): zero goodput")
         if self.kind == "timeouts":
             return (f"timeouts: clients spend {pct} of their time waiting out lost requests "
                     f"({e.get('lost_per_request', 0):.3g} lost packets per request, "

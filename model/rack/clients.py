@@ -25,6 +25,13 @@ What it means (the simulators follow this, event by event; docs/model.md):
   Either way, the duplicates still reach their worker and are served.
 * A request's latency runs from its first send to the reply, so Little's
   law ``N = X R`` holds for the loop.
+* No reply comes back sooner than its round trip: ``hit_rtt_us`` for a hit,
+  ``miss_rtt_us`` for a miss (a service can be arbitrarily short, the wire
+  and the stacks cannot). With ``retry = "strict"`` and a timeout no longer
+  than that, the latest attempt's reply is always late: a thread that draws
+  such a request resends it forever, and once every thread has drawn one no
+  request completes (:func:`no_completion`). Every solver predicts zero
+  goodput there, with this reason, rather than the transient before it.
 
 Mean-value form: :func:`think_us` (the delay part of one request) and
 :func:`resends_while_late` (retries while a reply is late).
@@ -135,6 +142,37 @@ def reply_completes(retry: int, reply_att: int, current_att: int, first_att: int
     if retry == RETRY_STRICT:
         return reply_att == current_att
     return reply_att >= first_att
+
+
+def shortest_reply_us(c: ClientSpec, hit_ratio: float) -> float:
+    """The soonest the reply to a request that is not a certain hit can come back
+    after its packet left (a hit's when every request is one)."""
+    return c.hit_rtt_us if hit_ratio >= 1.0 - 1e-12 else c.miss_rtt_us
+
+
+def no_completion(c: ClientSpec, hit_ratio: float) -> str | None:
+    """Why no request can ever complete, or None when some can.
+
+    Only ``retry = "strict"`` can starve: FarReach's client accepts the reply
+    to any attempt, so the first attempt's reply completes the request however
+    short the timeout (at the price of resends)."""
+    if c.retry != RETRY_STRICT or not math.isfinite(c.timeout_us):
+        return None
+    shortest = shortest_reply_us(c, hit_ratio)
+    if c.timeout_us > shortest:
+        return None
+    what = "a hit's round trip to the switch" if hit_ratio >= 1.0 - 1e-12 else \
+        "a miss's round trip to its worker"
+    return (f"timeout {c.timeout_us / 1e3:g} ms is not longer than {what} ({shortest:.3g} us "
+            "before any service): with retry = strict only the latest attempt's reply "
+            "counts and it always comes too late, so every thread ends up resending one "
+            "request forever (zero goodput)")
+
+
+def storm_packets_per_us(c: ClientSpec) -> float:
+    """Packets one thread sends per us while it resends a request that never
+    completes: one per send + timeout."""
+    return 1.0 / retry_period_us(c)
 
 
 def is_finite_timeout(timeout_us: float) -> bool:

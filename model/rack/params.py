@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..profile import Profile
+from ..safe_io import locate_in_toml_file
 
 
 @dataclass(frozen=True)
@@ -75,13 +76,16 @@ class ProfileReader:
         self.profile = profile
         self.read: set[str] = set()
         self._decls = all_params()
-        self._source = f"profile '{profile.name}'"
+        self._source = profile.source or f"profile '{profile.name}'"
 
     def __getitem__(self, name: str) -> float:
         decl = self._decls[name]          # a KeyError here is a bug: undeclared parameter
         self.read.add(name)
         if name in self.profile.params:
-            return decl.check(self.profile.params[name].value, self._source)
+            try:
+                return decl.check(self.profile.params[name].value, self._source)
+            except InputError as exc:
+                raise locate_in_toml_file(exc, self.profile.source) from None
         if decl.default is not None:
             return decl.default
         raise InputError(f"profile '{self.profile.name}' has no parameter '{name}' "

@@ -45,7 +45,7 @@ from typing import Sequence
 
 import numpy as np
 
-from ..prediction import Prediction, from_outcome
+from ..prediction import Prediction, from_outcome, no_goodput
 from ..rack import RackSpec, clients as cl_mech, lsm as lsm_mech, network as nw_mech, \
     service as svc_mech
 from ..rack.bottleneck import Outcome
@@ -694,6 +694,16 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None) -> list[Prediction]:
     shorter than a full receive buffer's worth of service get their collapse
     branch (:func:`_collapse_mixture`)."""
     specs = list(specs)
+    # Racks where no request can complete get zero goodput and the reason.
+    stuck = {r: why for r, sp in enumerate(specs)
+             if (why := cl_mech.no_completion(sp.clients, sp.placement.hit_ratio))}
+    if stuck:
+        live = [r for r in range(len(specs)) if r not in stuck]
+        solved = dict(zip(live, solve_many([specs[r] for r in live],
+                                           None if collapsed is None else
+                                           [collapsed[r] for r in live])))
+        return [solved[r] if r in solved else no_goodput(specs[r], "analytic", stuck[r])
+                for r in range(len(specs))]
     if not specs:
         return []
     b = _Batch.of(specs)

@@ -1,0 +1,394 @@
+"""Reading the user's files and writing ours: checked up front, never half-done.
+
+Every command reads and writes files through this module, so the same rules
+hold everywhere (docs/contracts.md, "Files"):
+
+* **Inputs are checked before any work** (:func:`input_path`): a missing
+  file, a directory, or an unreadable file is an
+  :class:`~model.errors.InputError` naming the file and the option that
+  gave it. Text is read as real files have it (:func:`read_text`): a UTF-8
+  byte-order mark is dropped, CRLF line ends and a missing final newline are
+  fine, and bytes that are not UTF-8 are reported with their line and column.
+* **TOML** (:func:`load_toml`) reports syntax errors with their line, nesting
+  too deep for the parser as an error rather than a crash, and
+  :func:`toml_line` finds the line of a key so that a bad *value* can be
+  located too.
+* **Outputs are checked before any work** (:func:`output_path`): the folder
+  must exist and be writable, the path must not be a folder, and an output
+  must never be one of the command's inputs (``--out`` equal to ``--runs``
+  would replace the data being read).
+* **Outputs are written atomically** (:func:`atomic_write`): into a
+  temporary file in the same folder, flushed and fsynced, then renamed over
+  the target. A crash, Ctrl-C or a full disk leaves the old file (or none),
+  never a truncated one.
+* **Scratch folders** (:func:`scratch_dir`) carry the owning process id in
+  their name, so folders left by a killed process (SIGKILL runs no cleanup)
+  are found and removed at the next start (:func:`remove_stale_scratch`);
+  :func:`exit_on_sigterm` turns SIGTERM into an ordinary exit so that
+  ``finally`` blocks (which remove them) run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import re
+import shutil
+import signal
+import tempfile
+import threading
+import tomllib
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from .errors import InputError
+
+BOM = "\ufeff"
+
+
+# ---------------------------------------------------------------- inputs
+def input_path(path: str | os.PathLike, what: str = "file", field: str | None = None) -> Path:
+    """The path of an input file that exists, is a regular file and can be read."""
+    p = Path(path)
+    src = str(path)
+    if str(path).strip() == "":
+        raise InputError(f"no {what} given (empty path)", field=field)
+    if not p.exists():
+        raise InputError(f"{what} not found", source=src, field=field)
+    if p.is_dir():
+        raise InputError(f"this is a folder; expected a {what}", source=src, field=field)
+    if not os.access(p, os.R_OK):
+        raise InputError(f"{what} cannot be read (permission denied)", source=src, field=field)
+    return p
+
+
+def decode(data: bytes, source: str, what: str = "file") -> str:
+    """UTF-8 text of ``data`` without a byte-order mark; bad bytes are located."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise InputError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at column {col} "
+                         f"(is this a {what}? save it as UTF-8)", source=source, line=line) from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise InputError(f"a NUL byte: this is a binary file, not a {what}", source=source,
+                         line=line)
+    return text[1:] if text.startswith(BOM) else text
+
+
+def read_text(path: str | os.PathLike, what: str = "file", field: str | None = None) -> str:
+    """The text of an input file (checked, decoded, BOM dropped)."""
+    p = input_path(path, what, field)
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read the {what}: {exc.strerror}", source=str(path),
+                         field=field) from None
+    return decode(data, str(path), what)
+
+
+_TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+_TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
+
+
+def parse_toml(text: str, source: str) -> dict[str, Any]:
+    """``tomllib.loads`` with every failure an :class:`InputError` naming the line."""
+    if text.startswith(BOM):
+        text = text[1:]
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        msg = str(exc)
+        m = _TOML_AT.search(msg)
+        line = int(m.group(1)) if m else (text.count("\n") + 1 if _TOML_END.search(msg) else None)
+        msg = _TOML_END.sub("", _TOML_AT.sub("", msg))
+        raise InputError(f"not valid TOML: {msg}", source=source, line=line) from None
+    except RecursionError:
+        # tomllib recurses once per nested array or inline table
+        raise InputError("not valid TOML here: arrays or tables nested too deeply",
+                         source=source) from None
+
+
+def load_toml(path: str | os.PathLike, what: str = "TOML file",
+              field: str | None = None) -> tuple[dict[str, Any], str]:
+    """A TOML file's contents and its text (for :func:`toml_line`)."""
+    text = read_text(path, what, field)
+    return parse_toml(text, str(path)), text
+
+
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def _bare(key: str) -> str:
+    return key.strip().strip('"').strip("'")
+
+
+def toml_line(text: str, dotted: str) -> int | None:
+    """The line that sets ``dotted`` (e.g. ``servers.count``, ``params.disk_mbps.value``).
+
+    The best match wins: the ``key = ...`` line that sets the value (or the
+    inline table holding it), else the header of the deepest ``[table]`` on
+    its path. List indices (``factors.clients[2]``) point at the list's
+    line. Returns None when nothing on the path is found."""
+    parts = [_bare(p) for p in re.sub(r"\[\d+\]", "", dotted).split(".") if p.strip()]
+    best: tuple[float, int] | None = None
+    table: list[str] = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        m = _HEADER.match(raw)
+        if m:
+            table = [_bare(p) for p in m.group(1).split(".")]
+            score = float(len(table))
+        elif "=" in raw and not raw.lstrip().startswith("#"):
+            key = table + [_bare(p) for p in raw.split("=", 1)[0].split(".")]
+            table_or_key, score = key, len(key) + 0.5     # a key beats a header as deep
+        else:
+            continue
+        path = table if m else table_or_key
+        if path and parts[:len(path)] == path and (best is None or score > best[0]):
+            best = (score, n)
+    return best[1] if best else None
+
+
+def locate_in_toml(exc: InputError, text: str, source: str) -> InputError:
+    """``exc`` with the file and, from its field, the line filled in."""
+    line = exc.line
+    if line is None and exc.field:
+        line = toml_line(text, exc.field)
+    return exc.located(source=source, line=line)
+
+
+def read_csv(path: str | os.PathLike, what: str = "runs CSV", field: str | None = "--runs",
+             ) -> tuple[list[str], list[dict[str, str]]]:
+    """Header and rows of a CSV file, each row tagged with ``__line__``.
+
+    ``__line__`` is the line the row starts on, counting the lines of quoted
+    fields that hold newlines. Blank lines are skipped. A header with empty
+    or repeated names, a row with the wrong number of fields, and a repeated
+    ``id`` are errors naming the line."""
+    src = str(path)
+    text = read_text(path, what, field)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None:
+            raise InputError("empty file: expected a CSV header", source=src, line=1)
+        header = [h.strip() for h in header]
+        if "" in header:
+            raise InputError(f"column {header.index('') + 1} of the header has no name",
+                             source=src, line=1)
+        if len(set(header)) != len(header):
+            dup = sorted({h for h in header if header.count(h) > 1})
+            raise InputError(f"duplicate columns: {', '.join(dup)}", source=src, line=1)
+        rows: list[dict[str, str]] = []
+        seen_ids: dict[str, int] = {}
+        end = reader.line_num
+        for values in reader:
+            start, end = end + 1, reader.line_num
+            if not values or all(not v.strip() for v in values):
+                continue
+            if len(values) != len(header):
+                raise InputError(f"expected {len(header)} fields as in the header, got "
+                                 f"{len(values)}", source=src, line=start)
+            row = dict(zip(header, values))
+            rid = row.get("id", "").strip()
+            if rid:
+                if rid in seen_ids:
+                    raise InputError(f"id {rid!r} is already used on line {seen_ids[rid]}; "
+                                     "ids must be unique", source=src, line=start, field="id")
+                seen_ids[rid] = start
+            row["__line__"] = str(start)
+            rows.append(row)
+    except csv.Error as exc:
+        raise InputError(f"not a valid CSV file: {exc}", source=src,
+                         line=reader.line_num or 1) from None
+    return header, rows
+
+
+def locate_in_toml_file(exc: InputError, path: str | None) -> InputError:
+    """:func:`locate_in_toml` for an error found after the file was read
+    (e.g. a profile value checked when a rack is compiled)."""
+    if not path or path.startswith("<") or exc.line is not None:
+        return exc
+    try:
+        text = decode(Path(path).read_bytes(), path)
+    except (OSError, InputError):
+        return exc.located(source=path)
+    return locate_in_toml(exc, text, path)
+
+
+# ---------------------------------------------------------------- outputs
+def output_path(path: str | os.PathLike, field: str,
+                inputs: Iterable[str | os.PathLike | None] = ()) -> Path:
+    """Check, before any work, that ``path`` can be written as a new or replaced file.
+
+    The folder must exist and be writable; the path must not be a folder nor
+    one of ``inputs`` (reading and replacing the same file in one command
+    would lose it)."""
+    src = str(path)
+    if src.strip() == "":
+        raise InputError("no output file given (empty path)", field=field)
+    p = Path(path)
+    parent = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise InputError("this is a folder; give a file name for the output", source=src,
+                         field=field)
+    if not parent.exists():
+        raise InputError(f"the folder {str(parent)!r} does not exist; create it first",
+                         source=src, field=field)
+    if not parent.is_dir():
+        raise InputError(f"{str(parent)!r} is not a folder", source=src, field=field)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"the folder {str(parent)!r} is not writable", source=src, field=field)
+    if p.exists() and not os.access(p, os.W_OK):
+        raise InputError("the file exists and is not writable", source=src, field=field)
+    for other in inputs:
+        if other is not None and same_file(p, other):
+            raise InputError(f"this is also an input ({other}); write the output to another "
+                             "file so the input stays as it is", source=src, field=field)
+    return p
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Do two paths name the same file (through links, relative paths, ...)?"""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", *, newline: str | None = "",
+                 encoding: str | None = "utf-8") -> Iterator[Any]:
+    """Write ``path`` all at once: a temporary file in the same folder, fsync, rename.
+
+    Readers see the old file until the new one is complete; an exception
+    (a full disk, Ctrl-C) removes the temporary file and leaves the old one.
+    The new file gets the old one's permissions (else the usual ones)."""
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    binary = "b" in mode
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, mode, **({} if binary else {"newline": newline,
+                                                        "encoding": encoding})) as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, _mode_for(target))
+        os.replace(tmp, target)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, (BrokenPipeError, InterruptedError)):
+            raise InputError(f"could not write the file ({exc.strerror or exc}); any earlier "
+                             "version of it is unchanged", source=str(path)) from None
+        raise
+    _fsync_dir(folder)
+
+
+def write_text(path: str | os.PathLike, text: str) -> None:
+    """:func:`atomic_write` of a whole text."""
+    with atomic_write(path, newline=None) as fh:
+        fh.write(text)
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return target.stat().st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def _fsync_dir(folder: Path) -> None:
+    # the rename itself is durable only once the folder is synced
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# ---------------------------------------------------------------- appends
+def unterminated_tail(path: str | os.PathLike) -> bytes:
+    """The file's last line if it lacks its newline (``b""`` if it has one).
+
+    An editor or a script may leave a file without a final newline: the line
+    is data, to be ended before anything is appended, never cut."""
+    p = Path(path)
+    size = p.stat().st_size
+    if size == 0:
+        return b""
+    with open(p, "rb") as fh:
+        fh.seek(max(0, size - 1))
+        if fh.read(1) == b"\n":
+            return b""
+        fh.seek(0)
+        data = fh.read()
+    return data[data.rfind(b"\n") + 1:]
+
+
+# ---------------------------------------------------------------- scratch folders
+def scratch_dir(prefix: str) -> str:
+    """A new temporary folder named ``<prefix><pid>-<random>`` (see :func:`remove_stale_scratch`)."""
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+
+
+def remove_stale_scratch(prefix: str) -> list[str]:
+    """Remove the scratch folders of ``prefix`` whose process is gone; returns them.
+
+    A process killed by SIGKILL cannot clean up; its folders (a RocksDB data
+    directory can hold tens of MB) are recognised by the dead process id in
+    their name."""
+    root = Path(tempfile.gettempdir())
+    removed = []
+    for d in root.glob(f"{prefix}*-*"):
+        m = re.match(re.escape(prefix) + r"(\d+)-", d.name)
+        if not m or not d.is_dir() or _alive(int(m.group(1))):
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        removed.append(str(d))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True                      # someone else's process
+    return True
+
+
+class Terminated(SystemExit):
+    """SIGTERM, raised as an exit so ``finally`` blocks and context managers run."""
+
+    def __init__(self) -> None:
+        super().__init__(128 + signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def exit_on_sigterm() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` (exit status 143)
+    instead of ending the process on the spot (main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated()
+
+    old = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
