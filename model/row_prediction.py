@@ -19,7 +19,7 @@ from .intervals import columns_with_intervals, sigma_profiles, solve_grid
 from .profile import Profile
 from .registry import RunKind
 
-__all__ = ["predict_kind_rows", "rack_predict_row"]
+__all__ = ["predict_kind_rows", "rack_predict_row", "check_rows"]
 
 Progress = Callable[[int, int], None]
 
@@ -54,6 +54,15 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
         else:
             out.append({f"pred_{c}": v for c, v in centre.items()})
     return out
+
+
+def check_rows(kind: RunKind, rows: Sequence[dict], source: str | None = None) -> None:
+    """Raise the first bad row's error (file, line, column) before any solving.
+
+    For callers that solve a long file in pieces (batch prediction in chunks)."""
+    if kind.rack is not None:
+        for row in rows:
+            _located(lambda: kind.rack.scenarios(row), row, source)
 
 
 def rack_predict_row(kind_name: str) -> Callable[[dict, Profile], dict[str, Any]]:

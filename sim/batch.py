@@ -20,7 +20,7 @@ from model.errors import InputError
 from model.safe_io import atomic_write, read_csv
 from model.profile import Profile
 from model.kinds import RunKind, detect
-from model.row_prediction import predict_kind_rows
+from model.row_prediction import check_rows, predict_kind_rows
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -35,6 +35,7 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
     batches of ``chunk`` rows (shared racks once per batch), so a Ctrl-C
     keeps every batch finished before it."""
     from .progress import bar
+    check_rows(kind, rows, source)        # a bad row 2,000 is reported before any work
     with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
         step = chunk if kind.rack is not None else 1    # row by row: keep every finished row
         for a in range(0, len(rows), step):
