@@ -108,15 +108,17 @@ def simulate(scenario: Scenario | str | Mapping | None = None, profile: Profile 
 
 
 def sweep(values: Mapping[str, Sequence[Any]], scenario: Scenario | str | Mapping | None = None,
-          profile: Profile | str | None = None, *, zip: bool = False, baseline: int = 1):
+          profile: Profile | str | None = None, *, zip: bool = False, baseline: int = 1,
+          intervals: bool = True):
     """Every combination (or, with ``zip=True``, the i-th values together) of
     ``values`` (``{key: [v1, v2, ...]}``), solved as one batch; a
     :class:`sim.sweep.SweepResult` (``rows``, ``to_frame()``, ``table()``,
-    ``write("x.html")``). ``baseline`` is the 1-based row compared against."""
+    ``write("x.html")``). ``baseline`` is the 1-based row compared against;
+    ``intervals=False`` skips the 90 % throughput intervals (about 17x less solving)."""
     from sim.sweep import parse_axes, run_sweep
     axes = parse_axes(values, source="sweep")
     return run_sweep(load_scenario(scenario), load_profile(profile), axes, zip_=zip,
-                     baseline=baseline)
+                     baseline=baseline, intervals=intervals)
 
 
 def explain(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,

@@ -141,18 +141,15 @@ def _val(v: Any) -> str:
 
 
 # ---------------------------------------------------------------- solving
-def intervals_available() -> bool:
-    """Does this build have :mod:`model.intervals` (throughput intervals)?"""
-    return importlib.util.find_spec("model.intervals") is not None
-
-
-def solve(scenarios: Sequence[Scenario], profile: Profile):
+def solve(scenarios: Sequence[Scenario], profile: Profile, intervals: bool = True):
     """Predictions of all scenarios in one batch, and the throughput interval of
-    each (``(lo, hi)`` in MOPS, or None when this build has no intervals)."""
-    if intervals_available():
+    each (``(lo, hi)`` in MOPS, or None: ``intervals`` off, or a profile
+    without [uncertainty] and [noise])."""
+    if intervals:
         from model.intervals import predict_with_intervals
         res = predict_with_intervals(list(scenarios), profile, z=Z_90)
-        return [r.prediction for r in res], [(float(r.mops_lo), float(r.mops_hi)) for r in res]
+        return [r.prediction for r in res], [
+            None if r.mops_lo is None else (float(r.mops_lo), float(r.mops_hi)) for r in res]
     from model.solvers import predict_many
     preds = predict_many(list(scenarios), profile)
     return preds, [None] * len(preds)
@@ -270,13 +267,13 @@ def _finite(x):
 
 
 def run_sweep(base: Scenario, profile: Profile, axes: Sequence[Axis], *, zip_: bool = False,
-              baseline: int = 1) -> SweepResult:
+              baseline: int = 1, intervals: bool = True) -> SweepResult:
     changes = configurations(axes, zip_)
     if not 1 <= baseline <= len(changes):
         raise InputError(f"row {baseline} does not exist; the sweep has rows 1-{len(changes)}",
                          field="--baseline")
     scenarios = build_scenarios(base, changes)
-    preds, ivs = solve(scenarios, profile)
+    preds, ivs = solve(scenarios, profile, intervals)
     return SweepResult([a.key for a in axes], changes, scenarios, preds, ivs, baseline,
                        profile.name, zip_)
 
@@ -346,8 +343,8 @@ def format_table(res: SweepResult) -> str:
     head = [f"sweep: {len(res.rows)} configurations ({kind} {' x '.join(res.keys) or 'nothing'}), "
             f"analytic model, profile '{res.profile}'; * = baseline (row {res.baseline})"]
     if not iv:
-        head.append("throughput interval: not available in this build (model.intervals is "
-                    "missing); point predictions only")
+        head.append("throughput interval: none (--no-intervals, or a profile without "
+                    "[uncertainty] and [noise]); point predictions only")
     out = head + ["", line([h for h, _, _ in cols]), line([u for _, u, _ in cols])]
     for i in range(len(res.rows)):
         out.append(line([vals[i] for _, _, vals in cols]))
@@ -414,6 +411,8 @@ def add_parser(sub) -> None:
                    "(default: embedded 'tofino-testbed')")
     p.add_argument("--out", metavar="FILE.csv|.json|.html", help="also write the rows")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    p.add_argument("--no-intervals", dest="intervals", action="store_false",
+                   help="skip the 90 %% throughput intervals (about 17x less solving)")
 
 
 def run(args) -> int:
@@ -428,7 +427,8 @@ def run(args) -> int:
             raise InputError("unknown output type; use a .csv, .json or .html file name",
                              field="--out", source=args.out)
     profile = Profile.load(args.profile or DEFAULT_PROFILE)
-    res = run_sweep(base, profile, axes, zip_=args.zip, baseline=args.baseline)
+    res = run_sweep(base, profile, axes, zip_=args.zip, baseline=args.baseline,
+                    intervals=args.intervals)
     if args.json:
         print(json.dumps(res.to_dict(), indent=1))
     else:
