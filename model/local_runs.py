@@ -55,7 +55,7 @@ from typing import Any
 from .columns import farreach_columns
 from .farreach_kinds import wait_stat
 from .profile import Profile
-from .registry import KINDS, RunKind, register
+from .registry import KINDS, RackForm, RunKind, register
 from .rows import choice, number, scenario_from_columns
 from .scenario import Scenario
 from .solvers import predict
@@ -129,10 +129,20 @@ COLUMN_OF = {
 
 
 def _predict_local(row: Any, profile: Profile) -> dict[str, Any]:
-    p = predict(local_scenario(row), profile)
+    return {f"pred_{k}": v for k, v in _local_columns(row, [predict(local_scenario(row),
+                                                                    profile)]).items()}
+
+
+def _local_scenarios(row: Any) -> list[Scenario]:
+    sc = local_scenario(row)
+    wait_stat(row)                       # checked before any solving
+    return [sc]
+
+
+def _local_columns(row: Any, preds: list) -> dict[str, Any]:
     # the same outputs as the rack's runs, without its cache gain
-    out = farreach_columns(p, wait_stat(row))
-    return {f"pred_{k}": out[k] for k in PREDICTED}
+    out = farreach_columns(preds[0], wait_stat(row))
+    return {k: out[k] for k in PREDICTED}
 
 
 LOCAL_KIND = RunKind(
@@ -141,7 +151,9 @@ LOCAL_KIND = RunKind(
     profile="local",
     measured=PREDICTED,
     predict_row=_predict_local, fitter="calibrate.local_fit:LocalFitter",
-    description="native KV server runs on one machine (python -m calibrate run)")
+    description="native KV server runs on one machine (python -m calibrate run)",
+    # batch prediction and validation check every row, then solve them as one batch
+    rack=RackForm(_local_scenarios, _local_columns))
 
 if "local_runs" not in KINDS:
     register(LOCAL_KIND)

@@ -30,6 +30,7 @@ import numpy as np
 
 from . import keys
 from .errors import InputError
+from .safe_io import load_toml, read_text
 
 PROFILE_DIR = "profiles/workloads"
 ORDERS = ("rank", "scrambled")
@@ -67,20 +68,7 @@ def _line_of(text: str, key: str) -> int | None:
 
 
 def _read_toml(path: str) -> tuple[dict, str]:
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except FileNotFoundError:
-        raise InputError("file not found", source=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
-    text = raw.decode("utf-8", errors="replace")
-    try:
-        return tomllib.loads(text), text
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        raise InputError(f"not valid TOML: {exc}", source=path,
-                         line=int(m.group(1)) if m else None) from None
+    return load_toml(path, "workload profile", field="workload.profile")
 
 
 class _Located:
@@ -374,13 +362,14 @@ class MeasuredWorkload:
         ``perserverOpsdone`` (requests each server answered), ``perserverCachehits``
         (requests to each server's keys the switch answered) and ``totalOpsdone``;
         objects (rotations, seconds) are summed."""
+        text = read_text(path, "statistics file", field="workload.profile")
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except FileNotFoundError:
-            raise InputError("file not found", source=path) from None
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise InputError(f"not valid JSON: {exc.msg}", source=path, line=exc.lineno) from None
+        except (RecursionError, ValueError) as exc:    # nesting; an integer too long to read
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            raise InputError(f"not valid JSON here: {why}", source=path) from None
         if isinstance(data, dict):
             data = [data]
         if not isinstance(data, list) or not data:

@@ -246,7 +246,8 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"  cache hit ratio      {100 * pred.cache_hit_ratio:.1f} %",
         f"  normalized thrpt     {pred.normalized_x:.3f} x over NoCache",
         f"  client send          {_us(pred.client.send_us)}",
-        f"  client latency       {_us(pred.client.latency_us)}",
+        f"  client latency       "
+        f"{_us(pred.client.latency_us) if pred.throughput_mops > 0 else 'never (no request completes)'}",
         f"  packet loss          {pred.pktloss:,.0f} packets/run",
         f"  false positives      {pred.false_pos:,.0f} packets/run",
         f"  write stall          {100 * pred.stall_fraction:.1f} % of time",

@@ -28,6 +28,7 @@ from model.profile import Profile
 from model.rack import compile_rack
 from model.row_prediction import _located, predict_kind_rows
 from model.scenario import Scenario
+from model.workload_sources import load_source
 
 from .budget import budget
 
@@ -164,6 +165,25 @@ def test_farreach_latency_dumps(edits, original):
         reads(path, lambda: read_latency_dump(path))
         if "server" in str(original):
             reads(path, lambda: ingest({"system": "nocache"}, server_log=path, wait_stat="avg"))
+
+
+TRACE = "user6284781860667377211,3\nuser8517097267634966620\n42,7\n" \
+        "READ usertable user1234 [ field0 ]\n"
+
+
+@budget(ci=30, long=1000)
+@given(mutations(), st.sampled_from(["lab.toml", "stats.json", "trace.txt"]))
+def test_workload_sources(tmp_path_factory, edits, name):
+    """The files ``workload.profile`` names: a workload profile, FarReach
+    statistics, a key trace."""
+    originals = tmp_path_factory.getbasetemp() / "workload-originals"
+    originals.mkdir(exist_ok=True)
+    src = {"lab.toml": ROOT / "model/profiles/workloads/lab.toml", "stats.json": STATS[0]}.get(name)
+    if src is None:
+        src = originals / name
+        src.write_text(TRACE)
+    with Mutated(src, edits, suffix=Path(name).suffix) as path:
+        reads(path, lambda: load_source(path))
 
 
 def test_mutations_do_change_files():

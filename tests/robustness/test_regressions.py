@@ -318,6 +318,19 @@ def test_bad_row_2000_is_reported_before_any_work(tmp_path, capsys, monkeypatch)
                   "line 2001", "'mops'")
 
 
+def test_bad_local_run_is_reported_before_any_work(tmp_path, capsys, monkeypatch):
+    no_solving(monkeypatch)
+    with open(ROOT / "calibrate/runs/local.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    rows[-1]["workers"] = "0"
+    runs = write_rows(tmp_path / "local.csv", rows)
+    line = f"line {len(rows) + 1}"
+    fails_cleanly(capsys, ccli.main, ["validate", "--profile", "local", "--runs", runs],
+                  line, "'workers'")
+    fails_cleanly(capsys, scli.main, ["predict", "--runs", runs, "--out", tmp_path / "o.csv"],
+                  line, "'workers'")
+
+
 def test_duplicate_ids_and_underscored_numbers(tmp_path, capsys, monkeypatch):
     no_solving(monkeypatch)
     rows = farreach_rows()
