@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from model.errors import InputError
-from model.safe_io import input_path, read_text
+from model.safe_io import BOM, input_path, read_text
 
 FARREACH_RUNS_COLUMNS = (
     "id", "block", "setting", "system", "servers", "clients", "timeout_ms", "queries_m",
@@ -300,7 +300,8 @@ def read_latency_dump(path: str | Path) -> LatencyDump:
     """Parse every ``dump_latency`` block of a server or client log."""
     src = str(path)
     # a log may hold stray bytes besides the blocks: read it leniently
-    lines = input_path(path, "log file").read_text(errors="replace").splitlines()
+    text = input_path(path, "log file").read_text(errors="replace")
+    lines = text.removeprefix(BOM).splitlines()
     dump = LatencyDump(src)
     i = 0
     while i < len(lines):

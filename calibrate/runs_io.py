@@ -179,13 +179,14 @@ class RunsWriter:
             raise InputError("this is a folder; give a CSV file to append to",
                              source=str(self.path), field="--out")
         if self.path.exists() and self.path.stat().st_size > 0:
-            # Everything is checked before a byte is written: a refused file stays as it was.
+            # Everything is checked before a byte is written: a refused file stays as
+            # it was. Reading it refuses a torn last row (too few fields, an open quote).
             header, _ = read_runs(self.path)
             missing = [c for c in self.columns if c not in header]
             if missing:
                 raise InputError(f"existing file lacks columns {', '.join(missing)}; "
                                  "write to a new file", source=str(self.path), line=1)
-            unterminated = _check_tail(self.path, len(header))
+            unterminated = bool(unterminated_tail(self.path))
             self.header = header
             self._fh = open(self.path, "a", newline="")
             if unterminated:
@@ -218,25 +219,6 @@ class RunsWriter:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _check_tail(path: Path, fields: int) -> bool:
-    """True if the file's last line is a complete row without its newline.
-
-    A last line with another number of fields than the header is a torn
-    write: refused with its line number rather than cut, since it may be all
-    that is left of a finished run the user wants to keep or repair by hand.
-    """
-    last = unterminated_tail(path)
-    if not last:
-        return False
-    row = next(csv.reader([last.decode(errors="replace")]), [])
-    if len(row) != fields:
-        line = path.read_bytes().count(b"\n") + 1
-        raise InputError(f"the last line has {len(row)} of {fields} fields and no newline "
-                         "(a torn write?); complete or remove it, then run again",
-                         source=str(path), line=line)
-    return True
 
 
 def existing_hashes(path: str | Path) -> set[str]:

@@ -205,7 +205,22 @@ def read_csv(path: str | os.PathLike, what: str = "runs CSV", field: str | None 
     except csv.Error as exc:
         raise InputError(f"not a valid CSV file: {exc}", source=src,
                          line=reader.line_num or 1) from None
+    if rows and _ends_in_quotes(text):
+        raise InputError("the file ends inside a quoted field: cut short? (complete or remove "
+                         "the last row)", source=src, line=int(rows[-1]["__line__"]))
     return header, rows
+
+
+def _ends_in_quotes(text: str) -> bool:
+    # The lenient reader takes an unclosed quote as running to the end of the
+    # file; the strict one says so (and is not used otherwise: it refuses
+    # harmless quirks such as "ab"c).
+    try:
+        for _ in csv.reader(io.StringIO(text, newline=""), strict=True):
+            pass
+    except csv.Error as exc:
+        return "unexpected end of data" in str(exc)
+    return False
 
 
 def locate_in_toml_file(exc: InputError, path: str | None) -> InputError:

@@ -54,6 +54,12 @@ def test_read_csv_counts_lines_of_quoted_newlines(tmp_path):
     p.write_text('id,,x\n1,2,3\n')
     with pytest.raises(InputError, match="no name"):
         safe_io.read_csv(p)
+    p.write_text('id,note\na,x\nb,"cut sho')                 # died inside a quoted field
+    with pytest.raises(InputError, match="quoted field") as ei:
+        safe_io.read_csv(p)
+    assert ei.value.line == 3
+    p.write_text('id,note\na,5" screen\nb,"ab"c\n')        # quirks a lenient reader takes
+    assert [r["note"] for r in safe_io.read_csv(p)[1]] == ['5" screen', "abc"]
 
 
 def test_output_path_refuses_aliases_of_an_input(tmp_path):
