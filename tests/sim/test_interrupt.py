@@ -189,8 +189,11 @@ def test_simulate_sigint_subprocess(tmp_path):
 
 def test_facts_sigint_subprocess():
     """SIGINT during `python -m sim.facts`: the facts so far, a PARTIAL line, exit 130."""
-    rc, out, err = _interrupt(["sim.facts", "--scale", "0.25", "--no-progress"], r"profile: ",
-                              on_stdout=True, delay=0.5)
+    # Interrupt once the first fact is printed: by then the kernel is compiled.
+    # (A Ctrl-C that lands while numba compiles is swallowed inside llvmlite's
+    # ctypes callback -- a known limit, docs/contracts.md.)
+    rc, out, err = _interrupt(["sim.facts", "--scale", "0.25", "--no-progress"], r"1\. ",
+                              on_stdout=True, delay=0.2)
     assert rc == 130, err
     assert re.search(r"PARTIAL: interrupted after \d of 6 facts", out)
     assert "Traceback" not in err
