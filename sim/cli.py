@@ -235,6 +235,16 @@ def pred_source(sc: Scenario) -> str:
         f"{sc.workload.generator} generator as the public code runs it"
 
 
+def _unsettled(pred: Prediction) -> list[str]:
+    """A warning line when the analytic fixed point did not settle: its figures
+    are the last iterate's (consistent with each other, but not a fixed point)."""
+    if pred.details.get("converged", True):
+        return []
+    return [f"  WARNING              the analytic solution did not settle after "
+            f"{pred.details.get('iterations', '?')} iterations (writes stop at a flush-capacity "
+            f"limit?); check with --engine sim"]
+
+
 def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
     lines = [
         f"scenario '{sc.name}': {sc.servers.count} servers, {sc.clients.threads} client threads, "
@@ -252,6 +262,7 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"  false positives      {pred.false_pos:,.0f} packets/run",
         f"  write stall          {100 * pred.stall_fraction:.1f} % of time",
         f"  bottleneck           {pred.bottleneck.text()}",
+        *_unsettled(pred),
         "",
         f"  {'server':>6}  {'share %':>8}  {'nocache %':>9}  {'util %':>7}  {'wait us':>10}  {'process us':>10}",
     ]

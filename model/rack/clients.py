@@ -33,8 +33,9 @@ What it means (the simulators follow this, event by event; docs/model.md):
   request completes (:func:`no_completion`). Every solver predicts zero
   goodput there, with this reason, rather than the transient before it.
 
-Mean-value form: :func:`think_us` (the delay part of one request) and
-:func:`resends_while_late` (retries while a reply is late).
+Mean-value form: :func:`think_us` (the delay part of one request),
+:func:`resends_while_late` (retries while a reply is late) and
+:func:`free_during_block` (who can still arrive while a worker is blocked).
 Per-event form: :func:`reply_completes`.
 """
 
@@ -136,6 +137,21 @@ def resends_while_late(wait_survival, budget: float, period: float, horizon: flo
 
 
 # ---------------------------------------------------------------- per-event form
+def free_during_block(threads, at_worker, asleep, length_us, period_us):
+    """Client threads that can reach a worker during one of its blocks of
+    ``length_us`` (a WAL switch, a write stop): all but the ``at_worker``
+    already queued there and those asleep through the whole block.
+
+    ``asleep`` threads are waiting out a lost request (``X x delay`` by
+    Little's law). Timeouts are fixed, so one asleep when the block starts
+    wakes within it with probability ``length / period`` and may then come
+    back; the rest sleep through it. The simulators need no such term: their
+    sleeping threads simply send nothing. Arrays broadcast; at least one."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stays = np.clip(1.0 - np.asarray(length_us, dtype=float) / period_us, 0.0, 1.0)
+    return np.maximum(threads - at_worker - asleep * stays, 1.0)
+
+
 def reply_completes(retry: int, reply_att: int, current_att: int, first_att: int) -> bool:
     """Does a reply to attempt ``reply_att`` complete the client's outstanding
     request, whose attempts are numbered ``first_att .. current_att``?"""

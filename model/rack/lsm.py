@@ -463,7 +463,7 @@ class LsmTable:
 
 
 def flush_cycles(t: LsmTable, writes_per_us, disk_share_per_us, wal_event_us,
-                 running_fraction) -> FlushCycles:
+                 running_fraction, memtables_per_run=None) -> FlushCycles:
     """:func:`flush_cycle` for arrays of instances (``t`` holds their settings).
 
     Most instances are in the calm regime -- each flush of ``flushnum``
@@ -471,6 +471,14 @@ def flush_cycles(t: LsmTable, writes_per_us, disk_share_per_us, wal_event_us,
     reach a stall -- whose cycle is closed-form: ``flushnum`` fills long, one
     flush of ``flushnum``. Only the others run the cycle map of
     :func:`flush_cycle`.
+
+    ``memtables_per_run`` (memtables each instance fills over the whole run;
+    None: a run long enough for the steady cycle) bounds the stalls by what a
+    finite run can reach: it starts with no immutables (:func:`new_state`),
+    so writes stop only after at least ``maxnum`` memtables filled, and slow
+    down only after ``maxnum - 1``. A run that fills n memtables spends at
+    most the fraction ``1 - maxnum / n`` of them in the stalled cycle (none
+    if n < maxnum: 1,500 requests never fill 930 memtables).
     """
     w = np.asarray(writes_per_us, dtype=float)
     n = len(w)
@@ -504,4 +512,12 @@ def flush_cycles(t: LsmTable, writes_per_us, disk_share_per_us, wal_event_us,
                               float(run[i]))
             for k in out:
                 out[k][i] = getattr(cyc, k)
+    if memtables_per_run is not None:
+        n_run = np.asarray(memtables_per_run, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            stop_reach = np.where(n_run > 0, np.clip(1.0 - t.maxnum / n_run, 0.0, 1.0), 0.0)
+            slow_reach = np.where(n_run > 0, np.clip(1.0 - slow_from / n_run, 0.0, 1.0), 0.0)
+        for k in ("stop_us", "stops_per_write", "stop_fraction"):
+            out[k] = out[k] * stop_reach
+        out["slow_us"] = out["slow_us"] * slow_reach
     return FlushCycles(**out)

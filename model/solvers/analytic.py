@@ -104,6 +104,7 @@ class _Batch:
     loss: np.ndarray         # (R,) wire loss
     cores: np.ndarray        # (R,) cores per machine (0: enough)
     lsm: lsm_mech.LsmTable   # per worker (flattened R*M)
+    run_memtables: np.ndarray  # memtables each worker fills over the whole run
     wal_base: np.ndarray     # (R,) WAL switch block with an idle disk
     wal_mbps: np.ndarray     # (R,) ... per MiB/s the machine writes
     wal_on: np.ndarray       # (R,) bool
@@ -154,6 +155,9 @@ class _Batch:
             loss=per_row(lambda sp: sp.network.loss_rate),
             cores=per_row(lambda sp: sp.service.cores),
             lsm=lsm_mech.LsmTable.of(lsm_specs),
+            run_memtables=_pad([np.asarray(sp.service.writes_per_run) / sp.lsm.entries
+                                if sp.lsm.entries > 0 else np.zeros(sp.servers)
+                                for sp in specs], M),
             wal_base=per_row(lambda sp: sp.lsm.wal_block_base_us),
             wal_mbps=per_row(lambda sp: sp.lsm.wal_block_us_per_mbps),
             wal_on=per_row(lambda sp: sp.lsm.wal, bool),
@@ -348,7 +352,7 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     jobs = np.bincount(b.gmach.ravel(), weights=(fdb + cb).ravel(), minlength=b.nmach)[b.gmach] - fdb
     share = b.disk[:, None] / np.maximum(1.0, 1.0 + jobs)
     cyc = lsm_mech.flush_cycles(b.lsm, writes.ravel(), share.ravel(), wal.ravel(),
-                                (1.0 - stop_prev).ravel())
+                                (1.0 - stop_prev).ravel(), b.run_memtables.ravel())
     shape2 = (R, M)
     c_wal_us, c_wal_ev = cyc.wal_us.reshape(shape2), cyc.wal_event_us.reshape(shape2)
     c_stop_us, c_stop_ev = cyc.stop_us.reshape(shape2), cyc.stop_event_us.reshape(shape2)
@@ -362,12 +366,16 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     C = (0.5 * (1.0 + b.cv2) - 1.0)[:, None] * S      # residual of the service proper
     # WAL switches and write stops: rare, long blocks that clients pile up behind
     arrivals = X[:, None] * b.s
-    free = np.maximum(b.N[:, None] - st.q, 1.0) if st.q is not None else \
-        np.broadcast_to(b.N[:, None].astype(float), (R, M))
+    # who can still arrive while a worker is blocked (clients.free_during_block)
+    asleep = (X * D)[:, None]
+    here = st.q if st.q is not None else 0.0
+    period = np.where(b.finite_to, b.period, np.inf)[:, None]
+    free_wal = cl_mech.free_during_block(b.N[:, None], here, asleep, c_wal_ev, period)
+    free_stop = cl_mech.free_during_block(b.N[:, None], here, asleep, c_stop_ev, period)
     wal_rate = writes * wal_per_write
     stop_rate = writes * c_spw
-    V = (mva_core.block_delay(wal_rate, c_wal_ev, arrivals, free)
-         + mva_core.block_delay(stop_rate, c_stop_ev, arrivals, free))
+    V = (mva_core.block_delay(wal_rate, c_wal_ev, arrivals, free_wal)
+         + mva_core.block_delay(stop_rate, c_stop_ev, arrivals, free_stop))
     Z = b.think + D
     # ---- the closed network ----
     Sm, Am, Cm, Uom, Vm = S_req, A, C, Uo, V
@@ -392,11 +400,10 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     cum = _cum_logx(x_hist, b.N, kmax)
     p_new = np.where(b.active, _tail_at(cum, logd, k_drop), 0.0)
     pkt = X_new[:, None] * b.s * (1.0 + dup) + b.ev
-    for rate, length in ((wal_rate, c_wal_ev), (stop_rate, c_stop_ev)):
+    for rate, length, f in ((wal_rate, c_wal_ev, free_wal), (stop_rate, c_stop_ev, free_stop)):
         hit = b.active & (rate > 0) & (length > 0) & (pkt > 0)
         if not hit.any():
             continue
-        f = np.maximum(free, 1.0)
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             a_blk = np.where(hit, f * -np.expm1(-pkt / f * length), 0.0) / (1.0 + dup)
         c = k_drop - a_blk
@@ -512,6 +519,7 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
     st.iterations = np.zeros(R, dtype=np.int64)
     mach_per = b.nmach // R
     out = {}
+    map_X, map_util = st.X.copy(), st.util.copy()
     for it in range(1, MAX_ITER + 1):
         todo = np.nonzero(~done)[0]
         if len(todo) == 0:
@@ -520,6 +528,7 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
         view = st if len(todo) == R else _subset(st, todo, b)
         X_n, u_n, p_n, d_n, w_n, bg_n, implied, lsm_n, extras = _step(sub, view, D[todo])
         X0, u0, p0, d0 = view.X, view.util, view.p_drop, view.dup
+        map_X[todo], map_util[todo] = X_n, u_n
         fresh = X0 <= 0
         delta = (np.abs(X_n - X0) / np.maximum(X_n, 1e-12) + np.max(np.abs(u_n - u0), axis=1)
                  + np.max(np.abs(p_n - p0), axis=1)
@@ -547,13 +556,18 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
         done[todo[conv]] = True
         _keep_extras(out, todo, extras, b)
     st.converged = done
+    # A rack that did not settle (a write-stop cliff: see docs/model.md) keeps
+    # the map's own last output, whose throughput, utilisations and service
+    # times come from one recursion and so obey the operational laws; the
+    # damped blend of two sides of the cliff would not. Reported as unsettled.
+    st.X[~done], st.util[~done] = map_X[~done], map_util[~done]
     st.delay = D.copy()
     for k, v in out.items():
         setattr(st, k, v)
     return st
 
 
-def _solve_states(b: _Batch, st: _State) -> _State:
+def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State:
     """Every rack's fixed point, with its timeout delay D solved as the root of
     ``g(D) = implied(D) - D``.
 
@@ -564,14 +578,26 @@ def _solve_states(b: _Batch, st: _State) -> _State:
     its current D (one batch, warm-started) and moves its bracket by the
     Illinois rule (regula falsi that halves the stale end's weight)."""
     R = b.R
-    D = np.zeros(R)
+    D = np.zeros(R) if D0 is None else np.asarray(D0, dtype=float).copy()
     st = _iterate(b, st, D)
     total = st.iterations.copy()
     g0 = st.implied - D
     # racks whose losses imply no delay worth the name are done
     need = g0 > 1e-6 * (b.period + 1.0)
-    lo, hi = np.zeros(R), np.where(need, st.implied, 0.0)
+    lo, hi = D.copy(), np.where(need, st.implied, D)
     g_lo, g_hi = g0.copy(), np.full(R, np.nan)
+    if D0 is not None:
+        # Started at a neighbour's root: a negative g puts the root in [0, D].
+        # g(0) = implied(0) >= implied(D) (the implied delay falls with D),
+        # so implied(D) stands in for g(0): the first trial is then implied(D),
+        # the plain fixed-point step, and the bracket stays valid.
+        below = (g0 < 0) & ~(np.abs(g0) <= 1e-4 * (D + 1e-3 * b.period))
+        lo = np.where(below, 0.0, lo)
+        hi = np.where(below, D, hi)
+        g_lo = np.where(below, st.implied, g_lo)
+        g_hi = np.where(below, g0, g_hi)
+        need = need | below
+        need &= ~(np.abs(g0) <= 1e-4 * (D + 1e-3 * b.period))
     side = np.zeros(R, dtype=np.int64)
     done = ~need
     best = np.where(need, np.inf, 0.0)
@@ -687,27 +713,42 @@ def solve(spec: RackSpec, collapsed: tuple[int, ...] | None = None) -> Predictio
     return solve_many([spec], None if collapsed is None else [tuple(collapsed)])[0]
 
 
-def solve_many(specs: Sequence[RackSpec], collapsed=None) -> list[Prediction]:
+def solve_many(specs: Sequence[RackSpec], collapsed=None,
+               warm_from: Sequence[int | None] | None = None) -> list[Prediction]:
     """The analytic predictions of many racks, solved as one batch.
 
     First every worker of every rack is solved healthy; racks whose timeout is
     shorter than a full receive buffer's worth of service get their collapse
-    branch (:func:`_collapse_mixture`)."""
+    branch (:func:`_collapse_mixture`).
+
+    ``warm_from[r] = j`` starts rack r from rack j's solution (j itself
+    starting cold, ``warm_from[j] = None``): for racks that differ a little,
+    such as one scenario under the sigma-point profiles of an interval
+    (:mod:`model.intervals`). The fixed point is the same; only the path to it
+    is shorter."""
     specs = list(specs)
+    if warm_from is not None and len(warm_from) != len(specs):
+        raise ValueError("warm_from: one entry per rack")
     # Racks where no request can complete get zero goodput and the reason.
     stuck = {r: why for r, sp in enumerate(specs)
              if (why := cl_mech.no_completion(sp.clients, sp.placement.hit_ratio))}
     if stuck:
         live = [r for r in range(len(specs)) if r not in stuck]
+        where = {r: k for k, r in enumerate(live)}
+        warm_live = None if warm_from is None else \
+            [where.get(warm_from[r]) if warm_from[r] is not None else None for r in live]
         solved = dict(zip(live, solve_many([specs[r] for r in live],
                                            None if collapsed is None else
-                                           [collapsed[r] for r in live])))
+                                           [collapsed[r] for r in live], warm_live)))
         return [solved[r] if r in solved else no_goodput(specs[r], "analytic", stuck[r])
                 for r in range(len(specs))]
     if not specs:
         return []
     b = _Batch.of(specs)
-    st = _solve_states(b, _initial(b, collapsed))
+    if warm_from is None or all(w is None for w in warm_from):
+        st = _solve_states(b, _initial(b, collapsed))
+    else:
+        st = _solve_warm(b, collapsed, list(warm_from))
     out = []
     for r, spec in enumerate(specs):
         one = _row(st, r, b)
@@ -717,6 +758,49 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None) -> list[Prediction]:
             mixture, evaluations = [(1.0, one)], int(one.iterations[0])
         out.append(_outputs(spec, mixture, evaluations))
     return out
+
+
+def _solve_warm(b: _Batch, collapsed, warm_from: list) -> _State:
+    """The states of a batch whose racks ``warm_from[r] = j`` start from rack j's
+    solution: the leaders (``None``) are solved first, cold, then the others
+    from their leader's load, losses, flush state and timeout delay."""
+    R = b.R
+    lead = np.array([r for r in range(R) if warm_from[r] is None], dtype=np.int64)
+    rest = np.array([r for r in range(R) if warm_from[r] is not None], dtype=np.int64)
+    if any(warm_from[warm_from[r]] is not None for r in rest):
+        raise ValueError("warm_from: a rack can only start from a rack that starts cold")
+    cs = collapsed or [()] * R
+    b1 = b.rows(lead)
+    st1 = _solve_states(b1, _initial(b1, [cs[r] for r in lead]))
+    st = _initial(b, collapsed)
+    _scatter(st, lead, st1, b)
+    # A leader that may collapse sits in a region with more than one fixed
+    # point: its followers start cold, so each finds the one a cold start finds.
+    risky = {int(lead[j]) for j in range(len(lead)) if _collapse_possible(b1, st1, j)}
+    cold = np.array([r for r in rest if warm_from[r] in risky], dtype=np.int64)
+    rest = np.array([r for r in rest if warm_from[r] not in risky], dtype=np.int64)
+    if len(cold):
+        b3 = b.rows(cold)
+        st3 = _solve_states(b3, _initial(b3, [cs[r] for r in cold]))
+        _scatter(st, cold, st3, b)
+        st.iterations[cold] = st3.iterations
+    if len(rest):
+        b2 = b.rows(rest)
+        st2 = _initial(b2, [cs[r] for r in rest])
+        src = np.searchsorted(lead, [warm_from[r] for r in rest])   # rows of st1
+        mach_per = b.nmach // R
+        for k, j in enumerate(src):
+            st2.X[k], st2.util[k], st2.p_drop[k] = st1.X[j], st1.util[j], st1.p_drop[j]
+            st2.dup[k], st2.writes[k] = st1.dup[j], st1.writes[j]
+            st2.bg[k * mach_per:(k + 1) * mach_per] = st1.bg[j * mach_per:(j + 1) * mach_per]
+            for a in range(3):
+                st2.lsm_prev[a][k] = st1.lsm_prev[a][j]
+        st2.q = st1.q[src].copy()
+        st2 = _solve_states(b2, st2, st1.delay[src])
+        _scatter(st, rest, st2, b)
+        st.iterations[rest] = st2.iterations
+    st.iterations[lead] = st1.iterations
+    return st
 
 
 def _row(st: _State, r: int, b: _Batch) -> _State:
@@ -870,11 +954,18 @@ def _mix(parts: list[tuple[float, Outcome]]) -> Outcome:
     def avg(get):
         return sum(w * np.asarray(get(o), dtype=float) for w, o in parts)
     X = float(avg(lambda o: o.throughput_mops))
+
+    def per_request(get):
+        # a time per request averages over requests, not over states: each
+        # state weighs by the requests it serves (so X s S stays the utilisation)
+        if X <= 0:
+            return avg(get)
+        return sum(w * o.throughput_mops * np.asarray(get(o), dtype=float) for w, o in parts) / X
     latency = sum(w * o.throughput_mops * o.latency_us for w, o in parts) / X if X > 0 else math.inf
     return Outcome(
         throughput_mops=X, util=avg(lambda o: o.util),
-        wait_us=avg(lambda o: np.where(np.isfinite(o.wait_us), o.wait_us, 0.0)),
-        process_us=avg(lambda o: o.process_us), stall_frac=avg(lambda o: o.stall_frac),
+        wait_us=per_request(lambda o: np.where(np.isfinite(o.wait_us), o.wait_us, 0.0)),
+        process_us=per_request(lambda o: o.process_us), stall_frac=avg(lambda o: o.stall_frac),
         block_frac=avg(lambda o: o.block_frac), stretch=avg(lambda o: o.stretch),
         latency_us=float(latency), timeout_share=float(avg(lambda o: o.timeout_share)),
         lost_per_request=float(avg(lambda o: o.lost_per_request)),

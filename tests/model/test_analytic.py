@@ -130,3 +130,129 @@ def test_bottleneck_names_every_worker_of_a_balanced_rack(profile):
     assert b.kind == "server"
     assert b.servers == list(range(16))
     assert "servers 0-15" in b.text()
+
+
+# ---------------------------------------------------------------- blocks, short runs, mixtures
+def test_sleeping_clients_cannot_arrive_during_a_block():
+    """clients.free_during_block: threads waiting out a lost request sleep
+    through a block shorter than their timeout, wake within a longer one."""
+    from model.rack.clients import free_during_block
+    N, here, asleep = 1024.0, 20.0, 400.0
+    short = free_during_block(N, here, asleep, 1_000.0, 1_000_000.0)
+    assert short == pytest.approx(N - here - asleep * (1 - 1e-3))
+    longer = free_during_block(N, here, asleep, 500_000.0, 1_000_000.0)
+    assert short < longer < N - here
+    assert free_during_block(N, here, asleep, 5_000.0, 1_000.0) == N - here   # all wake
+    assert free_during_block(N, here, asleep, 5_000.0, math.inf) == N - here - asleep
+    assert free_during_block(10.0, 20.0, 0.0, 1.0, 1.0) == 1.0               # at least one
+
+
+def test_fewer_sleepers_more_block_overflow(profile):
+    """With 1 s timeouts, WAL blocks of a 1 MiB memtable drop fewer packets than
+    if every thread kept sending (the simulator's 16.6k per run, see
+    docs/model.md): the prediction lies between none and the no-sleep bound."""
+    from model.rack import clients
+    sc = Scenario.default().updated({"storage.memtable_mb": 1.0})
+    with_sleep = predict(sc, profile)
+    real = clients.free_during_block
+    try:
+        clients.free_during_block = lambda N, here, asleep, L, period: real(N, here, 0.0, L, period)
+        no_sleep = predict(sc, profile)
+    finally:
+        clients.free_during_block = real
+    assert 0 < with_sleep.pktloss < no_sleep.pktloss
+    assert with_sleep.throughput_mops > no_sleep.throughput_mops
+
+
+def test_a_run_too_short_to_reach_maxnum_never_stops_writes():
+    """lsm.flush_cycles with memtables_per_run: writes stop only once maxnum
+    memtables have filled in the run; a long run keeps the steady cycle."""
+    from model.rack import lsm
+    spec = lsm.LsmSpec(entry_bytes=188.0, memtable_bytes=1 << 20, flushnum=1, maxnum=4, wal=False,
+                       wal_block_base_us=0.0, wal_block_us_per_mbps=0.0, flush_fixed_us=50_000.0,
+                       disk_bytes_per_us=5.0, wamp=10.0, slowdown_bytes_per_us=16.0, bg_threads=2)
+    t = lsm.LsmTable.of([spec])
+    args = (np.array([0.5]), np.array([5.0]), np.array([0.0]), np.array([1.0]))
+    steady = lsm.flush_cycles(t, *args)
+    assert steady.stop_fraction[0] > 0.1                       # flushes cannot keep up
+    assert lsm.flush_cycles(t, *args, np.array([3.0])).stop_fraction[0] == 0.0
+    half = lsm.flush_cycles(t, *args, np.array([8.0])).stop_fraction[0]
+    assert 0 < half < steady.stop_fraction[0]
+    assert lsm.flush_cycles(t, *args, np.array([1e9])).stop_fraction[0] == \
+        pytest.approx(steady.stop_fraction[0])
+
+
+def test_short_run_with_a_huge_maxnum_settles_and_obeys_the_laws(profile):
+    """Found by the soak (tests/robustness/soak.py): 1,446 requests, maxnum 930,
+    7 KB values. The steady cycle stops writes 99 % of the time at high load
+    and never at low load; the map jumped between the two for 2,400 steps and
+    reported X s S = 8 x the utilisation. A run that short never fills 930
+    memtables, so writes never stop (as the simulator shows: 2.28 MOPS)."""
+    from tests.robustness.laws import violations
+    sc = Scenario.default().updated({
+        "clients.threads": 305, "clients.timeout_ms": 6.75, "clients.retry": "strict",
+        "switch.mode": "read-only", "switch.partition": "range", "servers.count": 59,
+        "servers.machines": 45, "servers.cores": 25, "servers.pinned": True,
+        "servers.rcvbuf_kb": 208, "servers.bg_threads": 1, "storage.memtable_mb": 37.25,
+        "storage.flushnum": 2, "storage.maxnum": 930, "storage.wal": False,
+        "workload.distribution": "uniform", "workload.read_ratio": 0.157,
+        "workload.key_bytes": 165, "workload.value_bytes": 7123, "workload.queries_m": 0.0014466})
+    pred = predict(sc, profile)
+    assert pred.details["converged"]
+    assert violations(pred, compile_rack(sc, profile)) == []
+    assert pred.stall_fraction == 0.0
+    assert pred.throughput_mops > 1.0
+
+
+def test_an_unsettled_solution_is_law_abiding_and_flagged(profile, monkeypatch, capsys):
+    """If the fixed point runs out of steps, the figures are the map's last
+    output (one recursion: the laws hold) and predict says so."""
+    import model.solvers.analytic as an
+    from sim.cli import main
+    from tests.robustness.laws import violations
+    monkeypatch.setattr(an, "MAX_ITER", 2)
+    sc = Scenario.default().updated({"storage.memtable_mb": 1.0})
+    pred = predict(sc, profile)
+    assert not pred.details["converged"]
+    assert violations(pred, compile_rack(sc, profile)) == []
+    assert main(["predict", "--set", "storage.memtable_mb=1", "--no-intervals"]) == 0
+    assert "did not settle" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- warm starts
+def test_warm_start_reaches_the_same_fixed_point_in_fewer_steps(profile):
+    """solve_many(warm_from=...): a rack started from a neighbour's solution (a
+    sigma-point profile of an interval) gets the cold answer, in fewer steps."""
+    from model.intervals import sigma_profiles
+    from model.solvers import predict_many
+    sc = Scenario.default()
+    points = sigma_profiles(profile)[0][:4]
+    profs = [profile, *points]
+    cold = predict_many([sc] * len(profs), profs)
+    warm = predict_many([sc] * len(profs), profs, warm_from=[None] + [0] * len(points))
+    for c, w in zip(cold, warm):
+        assert w.throughput_mops == pytest.approx(c.throughput_mops, rel=1e-4)
+        assert [s.wait_us for s in w.servers] == pytest.approx([s.wait_us for s in c.servers],
+                                                              rel=1e-3)
+    assert sum(w.details["iterations"] for w in warm[1:]) < \
+        0.7 * sum(c.details["iterations"] for c in cold[1:])
+
+
+def test_racks_that_may_collapse_start_cold(profile):
+    """With a 5 ms timeout a worker has two stable states; a warm start could
+    land in the other one, so such racks are solved exactly as cold."""
+    from model.intervals import sigma_profiles
+    from model.solvers import predict_many
+    sc = Scenario.default().updated({"clients.timeout_ms": 5.0})
+    profs = [profile, sigma_profiles(profile)[0][0]]
+    cold = predict_many([sc, sc], profs)
+    warm = predict_many([sc, sc], profs, warm_from=[None, 0])
+    assert [p.throughput_mops for p in warm] == \
+        pytest.approx([p.throughput_mops for p in cold], rel=1e-9)
+
+
+def test_warm_from_must_point_at_a_cold_rack(profile):
+    from model.solvers import predict_many
+    sc = Scenario.default()
+    with pytest.raises(ValueError):
+        predict_many([sc, sc, sc], profile, warm_from=[None, 0, 1])

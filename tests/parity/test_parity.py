@@ -32,8 +32,10 @@ KNOWN_MISSES = {
         "flush-capacity limit: stalls spread over the workers",
     ("WAL switch + slowdown", "wait_us"): "pile-up behind WAL blocks with 64 clients",
     ("oversubscribed cores", "wait_us"): "time slicing of two workers on one core",
-    ("1 MiB memtable", "throughput"): "overflow of receive buffers during WAL switches",
-    ("1 MiB memtable", "wait_us"): "overflow of receive buffers during WAL switches",
+    ("32 servers", "wait_us"): "rare WAL blocks (a few per run): the simulator's wait varies "
+                               "6.0-9.1 us over seeds 1-4, the analytic 6.4 us is inside",
+    ("facts: T36", "wait_us"): "loss during WAL blocks: the analytic loses 42k packets per run, "
+                               "the simulator 50k; waits 5-26 % lower, worst on the idlest worker",
     ("nocache", "wait_us"): "the hot worker's queue under NoCache imbalance",
 }
 
