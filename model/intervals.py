@@ -149,16 +149,28 @@ def predict_with_intervals(scenarios: Sequence[Any], profile: Profile, z: float 
 def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_many,
                progress: Callable[[int, int], None] | None = None,
                chunk: int = 512) -> list[list[Any]]:
-    """predictions[profile][scenario]: every pair solved in batches of ``chunk`` racks."""
-    pairs = [(s, p) for p in profiles for s in scenarios]
-    flat: list[Any] = []
-    for a in range(0, len(pairs), chunk):
-        part = pairs[a:a + chunk]
-        flat.extend(predict_many([s for s, _ in part], [p for _, p in part]))
+    """predictions[profile][scenario]: every pair solved in batches of about
+    ``chunk`` racks. A batch holds whole scenarios (each under every profile),
+    and each scenario's racks under the sigma-point profiles start from its
+    solution under the first profile (``warm_from``): a sigma point moves the
+    fixed point a little, so it is reached in a few steps instead of from
+    scratch (same answer, a third of the work)."""
+    n, k = len(scenarios), len(profiles)
+    out: list[list[Any]] = [[None] * n for _ in range(k)]
+    per = max(1, chunk // max(k, 1))
+    done = 0
+    for a in range(0, n, per):
+        block = list(range(a, min(a + per, n)))
+        scs = [scenarios[i] for _ in range(k) for i in block]
+        profs = [p for p in profiles for _ in block]
+        warm = [None if j < len(block) else j % len(block) for j in range(len(scs))]
+        preds = predict_many(scs, profs, warm_from=warm) if k > 1 else predict_many(scs, profs)
+        for j, pred in enumerate(preds):
+            out[j // len(block)][block[j % len(block)]] = pred
+        done += len(scs)
         if progress is not None:
-            progress(len(flat), len(pairs))
-    n = len(scenarios)
-    return [flat[k * n:(k + 1) * n] for k in range(len(profiles))]
+            progress(done, n * k)
+    return out
 
 
 def _norm_cdf(z: float) -> float:
