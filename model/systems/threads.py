@@ -132,20 +132,27 @@ def run_queue_burst(n: int, work: float, cores: int, cv2: float) -> BurstWait:
     more requests are runnable than there are cores; otherwise it joins the back
     of the run queue (CFS puts a woken thread at the queue's minimum virtual
     runtime), behind the threads of the other requests of the burst. With N
-    runnable requests on c cores a share q = 1 - c/N of hand-offs queue.
+    runnable requests on c cores a share q = 1 - c/N of hand-offs queue
+    (:func:`interleaved_burst`)."""
+    return interleaved_burst(n, work, max(0.0, 1.0 - cores / n), cv2)
+
+
+def interleaved_burst(n: int, work: float, q: float, cv2: float) -> BurstWait:
+    """Wait of a request in a burst of N three-stage requests of serial work w
+    when a share ``q`` of them have their stages interleaved with the others'.
 
     * run to completion (q = 0): request k (k uniform on 0..N-1) waits k w --
       :func:`model.blocks.aligned_burst`: mean (N-1) w / 2;
     * stage round-robin (q = 1): all N receive stages run, then all compute
       stages, then all sends; request k completes at (2N + k + 1) w / 3, so it
       waits (2N + k - 2) w / 3 -- mean 5 (N-1) w / 6, position spread
-      w^2 (N^2-1) / 108, and the sum of the ~5(N-1)/6 services ahead.
+      w^2 (N^2-1) / 108, plus the variability of the ~5(N-1)/6 services ahead.
 
-    Mixed with weight q: mean (N-1) w (1/2 + q/3); the variance is the
-    mixture's (within-order variances plus q (1-q) times the squared gap of
-    the two means). The drain time N w is the same for both orders."""
+    Mixed: mean (N-1) w (1/2 + q/3); the variance is the mixture's (the
+    within-order variances plus q (1-q) times the squared gap of the two
+    means). The drain time N w is the same for both orders."""
     fcfs = aligned_burst(n, work, 1, cv2)
-    q = max(0.0, 1.0 - cores / n)
+    q = min(max(float(q), 0.0), 1.0)
     m_f = fcfs.mean
     m_r = 5.0 * (n - 1) * work / 6.0
     v_f = fcfs.std ** 2
