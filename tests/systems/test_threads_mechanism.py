@@ -102,3 +102,12 @@ def test_priority_latency_and_std_monotone_in_priority(prof):
         assert all(b >= a for a, b in zip(mean, mean[1:]))
         assert all(b >= a for a, b in zip(std, std[1:]))
         assert all(math.isfinite(x) and x > 0 for x in mean + std)
+
+
+def test_shipped_profile_is_what_the_fitting_command_gives():
+    from calibrate.systems_fit import SystemFitter, load_rows
+    f = SystemFitter("thread-coroutine").fit(load_rows("thread-coroutine"))
+    emb = Profile.load("thread-coroutine")
+    assert set(f.profile_.params) == set(emb.params)
+    for k, v in f.profile_.params.items():
+        assert v.value == pytest.approx(emb[k], rel=1e-3), k
