@@ -9,13 +9,17 @@ interval brings a burst of N requests (:func:`model.blocks.aligned_burst`).
 * Its serial burst work w = base_us + 3 stage handoffs
   (:func:`model.blocks.switch_cost`): a constant user-space switch for
   coroutines; for threads a kernel context switch with a fixed part and a
-  part that grows with the 3N runnable threads per core -- so w grows with N
-  and the burst wait (N-1) w / 2 with N^2 (the measured 1-8 connection curve
-  is quadratic).
-* The burst drains in arrival order: mean wait (N-1) w / 2; the std comes
-  from the position in the burst and the summed service variability; the
-  kernel's time slicing pulls the threads' completions together
-  (``thread_spread``).
+  part that grows with the 3N runnable threads per core (cache and run-queue
+  work) -- so w grows with N.
+* Coroutines run a request to completion once started (a hand-off runs the
+  next stage at once), so the burst drains in arrival order: mean wait
+  (N-1) w / 2; the std from the position in the burst and the summed service
+  variability. Threads: a stage hand-off wakes the next stage's thread, which
+  queues behind the other requests' runnable threads once more requests are
+  runnable than there are cores (a share 1 - c/N of hand-offs), so the
+  requests' stages interleave (round-robin) and completions move towards the
+  end of the burst: mean wait (N-1) w (1/2 + q/3), the std that of the
+  mixture of the two orders (:func:`run_queue_burst`).
 * Saturation: the burst no longer drains within the interval (N w >= the
   interval); connections then wait for their replies (a closed loop at
   capacity 1/w, :func:`model.blocks.closed_loop`), completed requests fall
@@ -40,7 +44,7 @@ import math
 from typing import Any
 
 
-from model.blocks import aligned_burst, closed_loop, pool_priority, switch_cost
+from model.blocks import BurstWait, aligned_burst, closed_loop, pool_priority, switch_cost
 from model.closed_forms import erlang_c, mg1_priority_nonpreemptive
 from model.errors import InputError
 from model.profile import Profile
@@ -77,10 +81,6 @@ PARAMS = (
     ParamSpec("warmup_ms", "ms", 250.0, 0.0, 2000.0,
               "start-up time of a run before the first request"),
     ParamSpec("jitter_us", "us", 80.0, 0.0, 5000.0, "latency std-dev of an unloaded request"),
-    ParamSpec("thread_spread", "1", 0.8, 0.0, 1.0,
-              "thread model: spread of completion times within a burst relative to strict "
-              "run-to-completion order (the kernel time-slices the burst's threads, which "
-              "pulls completions together; 1: no time slicing)"),
     ParamSpec("priority_client_us", "us", 1000.0, 0.0, 20000.0,
               "client + network delay in the priority runs (one poll thread for all)"),
     ParamSpec("priority_jitter_us", "us", 1000.0, 0.0, 20000.0,
@@ -124,6 +124,44 @@ def burst_work_us(model: str, conns: int, p: Profile) -> float:
                                       p["coroutine_switch_us"], p["thread_ctx_us"])
 
 
+def run_queue_burst(n: int, work: float, cores: int, cv2: float) -> BurstWait:
+    """A burst of N thread-model requests (3 stage threads each) drained by the
+    kernel's run queue; ``work`` w of serial work per request.
+
+    A stage hand-off wakes the next stage's thread. It runs at once while no
+    more requests are runnable than there are cores; otherwise it joins the back
+    of the run queue (CFS puts a woken thread at the queue's minimum virtual
+    runtime), behind the threads of the other requests of the burst. With N
+    runnable requests on c cores a share q = 1 - c/N of hand-offs queue
+    (:func:`interleaved_burst`)."""
+    return interleaved_burst(n, work, max(0.0, 1.0 - cores / n), cv2)
+
+
+def interleaved_burst(n: int, work: float, q: float, cv2: float) -> BurstWait:
+    """Wait of a request in a burst of N three-stage requests of serial work w
+    when a share ``q`` of them have their stages interleaved with the others'.
+
+    * run to completion (q = 0): request k (k uniform on 0..N-1) waits k w --
+      :func:`model.blocks.aligned_burst`: mean (N-1) w / 2;
+    * stage round-robin (q = 1): all N receive stages run, then all compute
+      stages, then all sends; request k completes at (2N + k + 1) w / 3, so it
+      waits (2N + k - 2) w / 3 -- mean 5 (N-1) w / 6, position spread
+      w^2 (N^2-1) / 108, plus the variability of the ~5(N-1)/6 services ahead.
+
+    Mixed: mean (N-1) w (1/2 + q/3); the variance is the mixture's (the
+    within-order variances plus q (1-q) times the squared gap of the two
+    means). The drain time N w is the same for both orders."""
+    fcfs = aligned_burst(n, work, 1, cv2)
+    q = min(max(float(q), 0.0), 1.0)
+    m_f = fcfs.mean
+    m_r = 5.0 * (n - 1) * work / 6.0
+    v_f = fcfs.std ** 2
+    v_r = work * work * ((n * n - 1) / 108.0 + cv2 * 5.0 * (n - 1) / 6.0)
+    mean = (1.0 - q) * m_f + q * m_r
+    var = (1.0 - q) * v_f + q * v_r + q * (1.0 - q) * (m_r - m_f) ** 2
+    return BurstWait(mean, math.sqrt(var), fcfs.drain)
+
+
 def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: float,
              prios: str | None, p: Profile) -> dict[str, float]:
     """Mean and std of latency and completed requests of N timer-driven
@@ -134,9 +172,8 @@ def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: 
     0..N-1 -- mean (N-1) w / 2. Its variance has two parts: the position,
     w^2 (N^2-1)/12, and the sum of k service times of squared coefficient of
     variation ``SERVICE_CV2`` (1: exponential-like, an assumption),
-    w^2 CV2 (N-1)/2. For threads the kernel time-slices the burst's
-    threads, which pulls completions together: std ``thread_spread`` times
-    that. The burst must drain within the interval (N w < interval) or the
+    w^2 CV2 (N-1)/2. For threads the run queue interleaves the requests'
+    stages (:func:`run_queue_burst`). The burst must drain within the interval (N w < interval) or the
     connections fall back to a closed loop at capacity 1/w
     (:func:`model.blocks.closed_loop`)."""
     interval = interval_ms * 1e3
@@ -146,8 +183,11 @@ def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: 
     solo = p["client_us"] + compute + (p["solo_delta_us"] if thread else 0.0)
     if model == "coroutine":
         solo += p["level_switch_us"] * level_changes(prios)
-    burst = aligned_burst(conns, w, 1, SERVICE_CV2)
-    spread = burst.std * (p["thread_spread"] if thread else 1.0)
+    if thread:
+        burst = run_queue_burst(conns, w, int(round(p["server_cores"])), SERVICE_CV2)
+    else:
+        burst = aligned_burst(conns, w, 1, SERVICE_CV2)
+    spread = burst.std
     if burst.drain < interval:
         wait = burst.mean
         x = conns / interval

@@ -1,0 +1,113 @@
+"""The thread/coroutine server's mechanisms (model/systems/threads.py):
+the run queue interleaving a thread burst's stages, and the laws the
+predictions must keep (monotone in load and priority, Little's law in the
+closed loop). No fitted value is asserted: the checks hold for any profile."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from model.blocks import aligned_burst
+from model.profile import Profile
+from model.systems import threads
+
+
+@pytest.fixture(scope="module")
+def prof():
+    return Profile.load("thread-coroutine")
+
+
+def _stage_round_robin(n: int, w: float) -> np.ndarray:
+    """Discrete drain of a burst of n three-stage requests on one CPU whose
+    run queue is FIFO and a woken stage joins its back: the wait of each
+    request (completion minus its own work)."""
+    queue = [(i, 0) for i in range(n)]          # (request, stage)
+    t, done = 0.0, np.zeros(n)
+    while queue:
+        i, st = queue.pop(0)
+        t += w / 3.0
+        if st < 2:
+            queue.append((i, st + 1))
+        else:
+            done[i] = t
+    return done - w
+
+
+def test_run_queue_burst_is_run_to_completion_while_cores_suffice():
+    for n in (1, 2):
+        a = aligned_burst(n, 100.0, 1, 1.0)
+        b = threads.run_queue_burst(n, 100.0, 2, 1.0)
+        assert (b.mean, b.std, b.drain) == pytest.approx((a.mean, a.std, a.drain))
+
+
+def test_run_queue_burst_full_interleaving_matches_a_stage_round_robin():
+    n, w = 9, 90.0
+    waits = _stage_round_robin(n, w)
+    q1 = threads.interleaved_burst(n, w, 1.0, 0.0)   # every hand-off queues
+    assert q1.mean == pytest.approx(waits.mean())
+    assert q1.std == pytest.approx(waits.std())
+    assert q1.drain == pytest.approx(n * w)
+
+
+def test_interleaving_moves_completions_late_and_grows_with_the_burst():
+    w = 100.0
+    share = [threads.run_queue_burst(n, w, 2, 1.0).mean / ((n - 1) * w)
+             for n in (2, 3, 4, 8, 16, 64, 1024)]
+    assert share[0] == pytest.approx(0.5)
+    assert all(b > a for a, b in zip(share, share[1:]))
+    assert share[-1] < 5.0 / 6.0 and share[-1] == pytest.approx(5.0 / 6.0, abs=0.01)
+
+
+def test_thread_wait_is_superlinear_even_at_constant_switch_cost(prof):
+    p = prof.with_values({"thread_switch_us": 0.0}, "test")
+    lat = {n: threads.solve_tc("thread", n, 1, 50, 5000, None, p)["latency_mean_us"]
+           for n in (1, 2, 4, 8)}
+    wait = {n: lat[n] - lat[1] for n in (2, 4, 8)}
+    # run-to-completion at constant work would give wait ~ N - 1: 1 : 3 : 7
+    assert wait[4] / wait[2] > 3.0 and wait[8] / wait[4] > 7.0 / 3.0
+    co = {n: threads.solve_tc("coroutine", n, 1, 50, 5000, "2-2-2", p)["latency_mean_us"]
+          for n in (1, 2, 4, 8)}
+    assert (co[8] - co[1]) / (co[2] - co[1]) == pytest.approx(7.0)
+
+
+@pytest.mark.parametrize("model,prios", [("thread", None), ("coroutine", "2-2-2")])
+def test_latency_mean_and_std_grow_with_connections(prof, model, prios):
+    rows = [threads.solve_tc(model, n, 20, 50, 5000, prios, prof)
+            for n in (1, 2, 3, 4, 6, 8, 16, 32, 64, 128)]
+    for col in ("latency_mean_us", "latency_std_us"):
+        v = [r[col] for r in rows]
+        assert all(b >= a for a, b in zip(v, v[1:])), col
+
+
+def test_saturated_thread_server_obeys_littles_law(prof):
+    n, interval, run = 128, 50.0, 5000.0
+    r = threads.solve_tc("thread", n, 1, interval, run, None, prof)
+    assert r["saturated"] == 1.0
+    x = r["requests"] / ((run - prof["warmup_ms"]) * 1e3)          # per us
+    solo = prof["client_us"] + prof["solo_delta_us"] + prof["matrix_ns"] / 1000.0
+    w = threads.burst_work_us("thread", n, prof)
+    # a connection cycles through its think time (the interval) and the server
+    assert n == pytest.approx(x * (interval * 1e3 + (r["latency_mean_us"] - solo) + w), rel=1e-6)
+    assert x <= 1.0 / w * (1 + 1e-9)                                  # at most the capacity
+
+
+def test_priority_latency_and_std_monotone_in_priority(prof):
+    for v in (1, 2, 3, 4):
+        rows = threads.solve_priority(v, 40, 100, 5000, prof)
+        mean = [r["latency_mean_us"] for r in rows]
+        std = [r["latency_std_us"] for r in rows]
+        assert all(b >= a for a, b in zip(mean, mean[1:]))
+        assert all(b >= a for a, b in zip(std, std[1:]))
+        assert all(math.isfinite(x) and x > 0 for x in mean + std)
+
+
+def test_shipped_profile_is_what_the_fitting_command_gives():
+    from calibrate.systems_fit import SystemFitter, load_rows
+    f = SystemFitter("thread-coroutine").fit(load_rows("thread-coroutine"))
+    emb = Profile.load("thread-coroutine")
+    assert set(f.profile_.params) == set(emb.params)
+    for k, v in f.profile_.params.items():
+        assert v.value == pytest.approx(emb[k], rel=1e-3), k
