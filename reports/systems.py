@@ -233,8 +233,9 @@ def mechanisms(sysm: System, prof: Profile, pred: Sequence[Mapping[str, Any]]) -
             "(Little's law: clients = ops/s × latency). Who serves a read: an unreplicated read "
             "crosses 2 network hops and the one server's serial processing loop (read_us = "
             f"{_p(prof, 'read_us', 'µs')}); a Morphling read crosses the same 2 hops and is "
-            f"served by one of {_p(prof, 'morphling_replicas', 'replicas')} (the followers), so "
-            "each serving loop sees part of the reads, and its guidance check adds "
+            f"served by one of {_p(prof, 'morphling_replicas', 'replicas')} (an assumption "
+            "that matches the public benchmark's plateau), so each serving loop sees part of the reads, and its "
+            "guidance check adds "
             f"morphling_extra_us = {_p(prof, 'morphling_extra_us', 'µs')} of delay; a Raft read "
             "crosses 4 hops (client → leader → followers → leader → client) plus a quorum delay "
             f"(quorum_us = {_p(prof, 'quorum_us', 'µs')}), and the leader's loop serves the read "
@@ -244,7 +245,10 @@ def mechanisms(sysm: System, prof: Profile, pred: Sequence[Mapping[str, Any]]) -
             "parked; that extra falls as exp(−rate × spin_us) under load, which is why Raft "
             "latency drops from 2 to 8 clients.",
             "Saturation: the resource with the largest demand per core sets the ceiling, and "
-            "past the knee N* = (Z + D)/D_max latency grows linearly with clients: " + capl
+            "past the knee N* = (Z + D)/D_max latency grows linearly with clients. A loop's "
+            "time per read is a fixed code path (loop_scv = "
+            f"{_p(prof, 'loop_scv', '')}), so below the knee a read waits at most about half a "
+            "read for the one in service and the curve bends late: " + capl
             + " (" + "; ".join(f"{k}: {v}" for k, v in who.items()) + "). No collapse: "
             "nothing in this loop gets slower per read with load.",
             "Source: model/systems/morphling.py (Go implementation).",

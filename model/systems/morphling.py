@@ -35,7 +35,8 @@ from typing import Any
 
 from scipy.optimize import brentq
 
-from model.blocks import any_replica_stations, bottleneck, closed_loop, wakeup_delay
+from model.blocks import (any_replica_stations, bottleneck, closed_loop, closed_loop_scv,
+                          wakeup_delay)
 from model.errors import InputError
 from model.profile import Profile
 from model.uncertainty import with_intervals
@@ -77,8 +78,8 @@ GO_PARAMS = (
               "latency a Morphling read adds to an unreplicated one (its guidance check), "
               "a delay that does not occupy the serving loop"),
     ParamSpec("morphling_replicas", "replicas", 2.0, 1.0, 3.0,
-              "replicas whose processing loops serve Morphling reads (assumption: the two "
-              "followers, which take reads off the leader; see docs/systems.md)", fit=False),
+              "replicas whose processing loops serve Morphling reads (an assumption: 2 "
+              "gives the 55-60 Kops plateau of the public benchmark; docs/systems.md)", fit=False),
     ParamSpec("quorum_us", "us", 100.0, 0.0, 2000.0,
               "latency a Raft read adds beyond its 2 extra hops: the followers' handling of the "
               "heartbeat and the leader's commit check, a delay off the serving loops"),
@@ -86,6 +87,11 @@ GO_PARAMS = (
               "serial processing-loop time per replication message (a heartbeat sent or an ack "
               "received at the leader; a heartbeat handled at a follower)"),
     ParamSpec("replicas", "replicas", 3.0, 1.0, 9.0, "replicas (leader + followers)", fit=False),
+    ParamSpec("loop_scv", "ratio", 0.0, 0.0, 1.0,
+              "squared coefficient of variation of a serving loop's (and a client machine's) "
+              "time per read: 0, a fixed code path per read, so a read arriving at a busy loop "
+              "waits half a read for the one in service, not a whole one as with exponential "
+              "service (assumption; docs/systems.md)", fit=False),
     ParamSpec("netstack_ms", "ms", 0.639, 0.0, 5.0,
               "network-stack time per request of the 1 ms sleep experiment: 1/(610 ops/s) - 1 ms "
               "(docs/systems.md)", fit=False),
@@ -163,13 +169,16 @@ def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[fl
     z, d, c = go_network(mode, machines, p)
     hops = 4 if mode == "raft" else 2
 
+    scv = p.get("loop_scv", 1.0)
+
     def loop(x: float):
-        return closed_loop(clients, z + hops * wakeup_delay(p["wake_us"], x, p["spin_us"]), d, c)
+        return closed_loop_scv(clients, z + hops * wakeup_delay(p["wake_us"], x, p["spin_us"]),
+                               d, c, scv)
 
     # the wake-up delay falls as the read rate rises: X(x) is increasing in x
     # and bounded by the loop without wake-ups, so g(x) = X(x) - x has one root
     # between the loop with every wake-up paid and the one with none
-    lo, hi = loop(0.0).throughput, closed_loop(clients, z, d, c).throughput
+    lo, hi = loop(0.0).throughput, closed_loop_scv(clients, z, d, c, scv).throughput
 
     def g(x: float) -> float:
         return loop(x).throughput - x
@@ -305,4 +314,8 @@ MORPHLING_GO = register_system(System(
     priors={"serving loop per read ~ C's 36 us": lambda p: math.log(p["read_us"] / 36.05) / 0.4,
             # a message handled in a Go loop: a kernel send or receive and a
             # goroutine wake-up, a few us (weak: log-sd 0.7)
-            "per-message loop time ~5 us": lambda p: math.log(p["msg_us"] / 5.0) / 0.7}))
+            "per-message loop time ~5 us": lambda p: math.log(p["msg_us"] / 5.0) / 0.7,
+            # waking a parked node (futex wake, scheduler, idle-core exit) is of
+            # the order of 100 us (weak: log-sd 0.7); without it two load points
+            # cannot tell a large wake-up that fades slowly from a small one
+            "idle wake-up per hop ~100 us": lambda p: math.log(p["wake_us"] / 100.0) / 0.7}))
