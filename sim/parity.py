@@ -62,11 +62,19 @@ def regimes() -> dict[str, Scenario]:
     return out
 
 
+#: Regimes whose outcome is itself random: with a 5 ms timeout, which workers
+#: collapse (and how many) differs from run to run (seeds 1-4 give 0.704-0.745
+#: MOPS), and the analytic solver predicts the expectation over runs (its
+#: collapse mixture). Their throughput is compared with the mean over these seeds.
+RANDOM_OUTCOME = {"5 ms timeout": (1, 2, 3, 4), "facts: timeout 5 ms": (1, 2, 3, 4)}
+
+
 @dataclass
 class Comparison:
     name: str
     analytic: Prediction
     sim: Prediction
+    sim_throughputs: tuple[float, ...] = ()      # one per seed, when the outcome is random
 
     @staticmethod
     def _rel(a: float, b: float) -> float:
@@ -75,8 +83,14 @@ class Comparison:
         return abs(a - b) / abs(b) if b != 0 else (0.0 if a == 0 else math.inf)
 
     @property
+    def sim_throughput(self) -> float:
+        """The simulator's throughput: its mean over the seeds of a random outcome."""
+        runs = self.sim_throughputs or (self.sim.throughput_mops,)
+        return float(np.mean(runs))
+
+    @property
     def throughput_diff(self) -> float:
-        return self._rel(self.analytic.throughput_mops, self.sim.throughput_mops)
+        return self._rel(self.analytic.throughput_mops, self.sim_throughput)
 
     def server_diff(self, field: str) -> float:
         """Largest relative difference of a per-server field over the busy workers.
@@ -111,7 +125,11 @@ def compare(name: str, profile: Profile, *, seconds: float = 3.0, seed: int = 1,
     from .run import FastSimulator
     sc = scenario if scenario is not None else regimes()[name]
     spec = compile_rack(sc, profile)
-    return Comparison(name, AnalyticSolver().solve(spec), FastSimulator(seconds, seed).solve(spec))
+    first = FastSimulator(seconds, seed).solve(spec)
+    more = tuple(FastSimulator(seconds, k).solve(spec).throughput_mops
+                 for k in RANDOM_OUTCOME.get(name, ()) if k != seed)
+    runs = (first.throughput_mops, *more) if more else ()
+    return Comparison(name, AnalyticSolver().solve(spec), first, runs)
 
 
 def main(argv=None) -> int:
@@ -129,7 +147,7 @@ def main(argv=None) -> int:
         if nm not in all_regimes:
             raise SystemExit(f"error: unknown regime {nm!r}; known: {', '.join(all_regimes)}")
         c = compare(nm, pf, seconds=args.seconds, scenario=all_regimes[nm])
-        print(f"{nm:44} {c.analytic.throughput_mops:9.4f} {c.sim.throughput_mops:9.4f} "
+        print(f"{nm:44} {c.analytic.throughput_mops:9.4f} {c.sim_throughput:9.4f} "
               f"{100 * c.throughput_diff:5.1f}%   {100 * c.server_diff('wait_us'):8.1f}% "
               f"{100 * c.server_diff('process_us'):8.1f}%", flush=True)
     return 0
