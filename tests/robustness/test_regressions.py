@@ -357,3 +357,25 @@ def test_real_world_text_is_read(tmp_path, monkeypatch):
     assert Scenario.from_toml(str(sc)).servers.count == 4
     with pytest.raises(InputError):
         Scenario.from_toml(str(tmp_path / "missing.toml"))
+
+
+def test_a_cache_holding_every_key_leaves_no_negative_share():
+    """Found by the soak (seed 2): 4.27M cached keys over 402,892 records left
+    shares of -3e-19 after rounding and a NaN normalized gain; a cache that
+    answers every request has shares of 0 and an infinite gain."""
+    from model.profile import Profile
+    from model.rack import compile_rack
+    from model.scenario import Scenario
+    from model.solvers import predict_many
+
+    from .laws import violations
+    sc = Scenario.default().updated({
+        "clients.threads": 2, "clients.timeout_ms": 14450.0, "network.loss_rate": 0.48,
+        "switch.mode": "write-back", "switch.cache_keys": 4270848, "servers.count": 14,
+        "servers.machines": 2, "workload.records": 402892, "workload.generator": "kvperf",
+        "workload.insertorder": "ordered", "workload.read_ratio": 0.506})
+    pf = Profile.load("tofino-testbed")
+    spec = compile_rack(sc, pf)
+    assert min(spec.placement.shares) >= 0.0
+    pred = predict_many([sc], pf)[0]
+    assert violations(pred, spec) == []
