@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from model import safe_io
 from model.errors import InputError
 
 _RESULT = re.compile(r"^(\S+)\s*:\s*(\S+) micros/op (\S+) ops/sec"
@@ -158,14 +159,7 @@ def _num(text: str, src: str, line: int, where: str, *, integer: bool = False) -
 def read_dbbench(path: str | Path) -> DbBenchOutput:
     """Parse one db_bench output file (stdout, or stdout and stderr together)."""
     src = str(path)
-    try:
-        lines = Path(path).read_text(errors="strict").splitlines()
-    except FileNotFoundError:
-        raise InputError("file not found", source=src) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a db_bench output file", source=src) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a text file ({exc.reason})", source=src) from None
+    lines = safe_io.read_text(path, "db_bench output file").splitlines()
     out = DbBenchOutput(src)
     before = Benchmark("", 0)            # stats printed before the first result line
     hist_op: str | None = None

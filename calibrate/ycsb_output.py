@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from model.bench_runs import YCSB_OPS
+from model import safe_io
 from model.errors import InputError
 
 #: the operations that are requests to the store (READ-MODIFY-WRITE is a READ
@@ -141,14 +142,7 @@ def _number(text: str, src: str, line: int, where: str) -> float | None:
 def read_ycsb(path: str | Path) -> YcsbRun:
     """Parse one YCSB client output file (stdout, or stdout and stderr together)."""
     src = str(path)
-    try:
-        text = Path(path).read_text(errors="strict")
-    except FileNotFoundError:
-        raise InputError("file not found", source=src) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a YCSB output file", source=src) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not a text file ({exc.reason})", source=src) from None
+    text = safe_io.read_text(path, "YCSB output file")
     run = YcsbRun(src)
     seen_overall: dict[str, int] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):

@@ -130,6 +130,28 @@ def seidmann(demand: float, cores: int) -> tuple[float, float]:
     return d / cores, d * (cores - 1) / cores
 
 
+def _loop_inputs(population, think, demands, cores):
+    """Checked inputs of a one-class closed loop, multi-core stations folded in
+    as in :func:`seidmann`: (N, demands, cores, queueing demands, total delay)."""
+    if int(population) != population or population < 0:
+        raise InputError(f"population must be an integer >= 0, got {population!r}",
+                         field="population")
+    z = _check("think", think)
+    d = np.array([_check("demand", x) for x in demands], dtype=float)
+    c = np.ones(len(d), dtype=int) if cores is None else np.asarray(cores, dtype=int)
+    if c.shape != d.shape or np.any(c < 1):
+        raise InputError("cores must give an integer >= 1 per station", field="cores")
+    return int(population), d, c, d / c, z + float((d * (c - 1) / c).sum())
+
+
+def _loop_result(n_pop: int, x: float, r, d, c) -> ClosedLoop:
+    """The loop's outcome from its throughput and queueing residences: each
+    station's residence adds back the delay part of its cores."""
+    resid = r + d * (c - 1) / c
+    util = tuple(float(x * di / ci) for di, ci in zip(d, c))
+    return ClosedLoop(n_pop, float(x), float(resid.sum()), tuple(float(v) for v in resid), util)
+
+
 def closed_loop(population: int, think: float, demands: Sequence[float],
                 cores: Sequence[int] | None = None) -> ClosedLoop:
     """Exact MVA for one class: N customers, a pure delay ``think`` and FCFS
@@ -138,17 +160,7 @@ def closed_loop(population: int, think: float, demands: Sequence[float],
 
     R_i(n) = D_i (1 + Q_i(n-1)), X(n) = n / (Z + sum R_i(n)), Q_i(n) = X R_i.
     """
-    if int(population) != population or population < 0:
-        raise InputError(f"population must be an integer >= 0, got {population!r}",
-                         field="population")
-    n_pop = int(population)
-    z = _check("think", think)
-    d = np.array([_check("demand", x) for x in demands], dtype=float)
-    c = np.ones(len(d), dtype=int) if cores is None else np.asarray(cores, dtype=int)
-    if c.shape != d.shape or np.any(c < 1):
-        raise InputError("cores must give an integer >= 1 per station", field="cores")
-    dq = d / c
-    z_total = z + float((d * (c - 1) / c).sum())
+    n_pop, d, c, dq, z_total = _loop_inputs(population, think, demands, cores)
     if len(d) == 1 and n_pop > 0 and dq[0] > 0 and z_total > 0:
         return _repairman(n_pop, z_total, float(dq[0]), float(d[0]), int(c[0]))
     q = np.zeros(len(d))
@@ -158,10 +170,7 @@ def closed_loop(population: int, think: float, demands: Sequence[float],
         r = dq * (1.0 + q)
         x = n / (z_total + r.sum()) if z_total + r.sum() > 0 else math.inf
         q = x * r
-    resid = r + d * (c - 1) / c
-    resp = float(resid.sum())
-    util = tuple(float(x * di / ci) for di, ci in zip(d, c))
-    return ClosedLoop(n_pop, float(x), resp, tuple(float(v) for v in resid), util)
+    return _loop_result(n_pop, x, r, d, c)
 
 
 def _repairman(n: int, z: float, dq: float, d: float, c: int) -> ClosedLoop:
@@ -465,18 +474,8 @@ def closed_loop_scv(population: int, think: float, demands: Sequence[float],
     busiest station is held at that ceiling). Multi-core stations are folded in as in
     :func:`seidmann`.
     """
-    if int(population) != population or population < 0:
-        raise InputError(f"population must be an integer >= 0, got {population!r}",
-                         field="population")
+    n_pop, d, c, dq, z_total = _loop_inputs(population, think, demands, cores)
     s = _check("scv", scv)
-    n_pop = int(population)
-    z = _check("think", think)
-    d = np.array([_check("demand", x) for x in demands], dtype=float)
-    c = np.ones(len(d), dtype=int) if cores is None else np.asarray(cores, dtype=int)
-    if c.shape != d.shape or np.any(c < 1):
-        raise InputError("cores must give an integer >= 1 per station", field="cores")
-    dq = d / c
-    z_total = z + float((d * (c - 1) / c).sum())
     q = np.zeros(len(d))
     u = np.zeros(len(d))
     r = np.zeros(len(d))
@@ -494,9 +493,7 @@ def closed_loop_scv(population: int, think: float, demands: Sequence[float],
             r[b] = n / x - z_total - (r.sum() - r[b])
         q = x * r
         u = np.minimum(x * dq, 1.0)
-    resid = r + d * (c - 1) / c
-    util = tuple(float(x * di / ci) for di, ci in zip(d, c))
-    return ClosedLoop(n_pop, float(x), float(resid.sum()), tuple(float(v) for v in resid), util)
+    return _loop_result(n_pop, x, r, d, c)
 
 
 __all__ += ["closed_loop_scv"]

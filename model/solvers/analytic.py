@@ -786,16 +786,9 @@ def _solve_warm(b: _Batch, collapsed, warm_from: list) -> _State:
         st.iterations[cold] = st3.iterations
     if len(rest):
         b2 = b.rows(rest)
-        st2 = _initial(b2, [cs[r] for r in rest])
         src = np.searchsorted(lead, [warm_from[r] for r in rest])   # rows of st1
-        mach_per = b.nmach // R
-        for k, j in enumerate(src):
-            st2.X[k], st2.util[k], st2.p_drop[k] = st1.X[j], st1.util[j], st1.p_drop[j]
-            st2.dup[k], st2.writes[k] = st1.dup[j], st1.writes[j]
-            st2.bg[k * mach_per:(k + 1) * mach_per] = st1.bg[j * mach_per:(j + 1) * mach_per]
-            for a in range(3):
-                st2.lsm_prev[a][k] = st1.lsm_prev[a][j]
-        st2.q = st1.q[src].copy()
+        st2 = _subset(st1, src, b1)                 # the leaders' state, one copy per follower
+        st2.collapsed = tuple(cs[r] for r in rest)
         st2 = _solve_states(b2, st2, st1.delay[src])
         _scatter(st, rest, st2, b)
         st.iterations[rest] = st2.iterations
