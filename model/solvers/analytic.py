@@ -259,27 +259,28 @@ def _tail_at(cum: np.ndarray, logd: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.where(k > width - 1, 0.0, np.nan_to_num(out, nan=0.0))
 
 
-def _overflow_pairs(cum: np.ndarray, logd: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """:func:`model.rack.network.block_overflow` for many stations at once: with
-    T[k] = P(at least k there), ``E[(q0 + a - room)+] = max(0, -c) + T[m0+1]
-    (m0 + 1 - c0) + sum_{k >= m0+2} T[k]``, ``c = room - a``, ``c0 = max(c, 0)``,
-    ``m0 = floor(c0)``."""
+def _tail_table(cum: np.ndarray, logd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For P stations: T[p, k] = P(an arrival finds at least k there), k = 0..width-1
+    (as :func:`_tail_at`, at whole k), and its suffix sums ``sum_{j >= k} T[p, j]``
+    (two zero columns past the end)."""
     P, width = cum.shape
     with np.errstate(invalid="ignore"):
         T = np.exp(np.minimum(np.arange(width)[None, :] * logd[:, None] + cum, 0.0))
     T = np.where(np.isfinite(cum), T, 0.0)
     suffix = np.concatenate((np.cumsum(T[:, ::-1], axis=1)[:, ::-1], np.zeros((P, 2))), axis=1)
+    return T, suffix
+
+
+def _overflow_pairs(T: np.ndarray, suffix: np.ndarray, row: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`model.rack.network.block_overflow` for many stations at once, from
+    rows ``row`` of their :func:`_tail_table`: ``E[(q0 + a - room)+] = max(0, -c) + T[m0+1]
+    (m0 + 1 - c0) + sum_{k >= m0+2} T[k]``, ``c = room - a``, ``c0 = max(c, 0)``,
+    ``m0 = floor(c0)``."""
+    width = T.shape[1]
     c0 = np.maximum(c, 0.0)
     m0 = np.minimum(np.floor(c0).astype(np.int64), width)
-    idx = np.arange(P)
-    first = np.where(m0 + 1 < width, T[idx, np.minimum(m0 + 1, width - 1)], 0.0)
-    return np.maximum(0.0, -c) + first * (m0 + 1 - c0) + suffix[idx, np.minimum(m0 + 2, width + 1)]
-
-
-def _tail_row(cum_row: np.ndarray, logd: float) -> np.ndarray:
-    """The whole tail P(>= k), k = 0..kmax, of one station."""
-    with np.errstate(invalid="ignore"):
-        return np.nan_to_num(np.exp(np.minimum(np.arange(len(cum_row)) * logd + cum_row, 0.0)))
+    first = np.where(m0 + 1 < width, T[row, np.minimum(m0 + 1, width - 1)], 0.0)
+    return np.maximum(0.0, -c) + first * (m0 + 1 - c0) + suffix[row, np.minimum(m0 + 2, width + 1)]
 
 
 def _gamma_sf(shape, x):
@@ -287,37 +288,55 @@ def _gamma_sf(shape, x):
     return gammaincc(shape, x)
 
 
-class _WaitSurvival:
-    """t -> P(an admitted packet's time at the worker exceeds t), for arrays of t.
+def _late_sums(cum: np.ndarray, logd: np.ndarray, k_drop: np.ndarray, S: np.ndarray,
+               A: np.ndarray, cv2: np.ndarray, dup: np.ndarray, budget: np.ndarray,
+               period: np.ndarray, every: np.ndarray) -> np.ndarray:
+    """For P workers at once: ``sum_j P(time at the worker > budget + j period)``
+    over the timers that can fire (``every``: all of them, the FarReach client
+    resending while late, :func:`model.rack.clients.resends_while_late`), or
+    just ``P(time at the worker > budget)`` (the first timer only).
 
-    An arrival that finds k clients (and their duplicates) waits for their work
-    and its own service: gamma distributed with mean S + k A and the squared
-    coefficient of variation of one service divided by the number of services.
-    """
-
-    def __init__(self, tail: np.ndarray, k_drop: float, S: float, A: float, cv2: float,
-                 dup: float):
-        pk = tail[:-1] - tail[1:] if len(tail) > 1 else np.ones(1)
-        k = np.arange(len(pk), dtype=float)
-        keep = (k < k_drop) & (pk > 1e-15)
-        pk, k = pk[keep], k[keep]
-        total = pk.sum()
-        self.pk = pk / total if total > 0 else pk
-        mean = S + k * A
-        self.shape = (k * (1.0 + dup) + 1.0) / max(cv2, 1e-6)
-        self.scale = mean / self.shape
-        self.horizon = float(np.max(mean + 10.0 * np.sqrt(self.shape) * self.scale)) \
-            if total > 0 else 0.0
-
-    def __call__(self, t) -> np.ndarray:
-        t = np.atleast_1d(np.asarray(t, dtype=float))
-        out = np.zeros(len(t))
-        live = (t < self.horizon) & (t > 0)
-        out[t <= 0] = 1.0
-        if live.any() and len(self.pk):
-            out[live] = _gamma_sf(self.shape[:, None], t[live][None, :] / self.scale[:, None]).T \
-                @ self.pk
+    An admitted packet that finds k clients (and their duplicates) waits for
+    their work and its own service: gamma distributed with mean ``S + k A`` and
+    the squared coefficient of variation of one service divided by the number
+    of services; k follows the product-form queue length (``cum`` and ``logd``
+    per worker, as in :func:`_tail_at`) below the drop level ``k_drop``. The
+    gamma terms of every worker go to one vectorised call."""
+    P, width = cum.shape
+    out = np.zeros(P)
+    if P == 0:
         return out
+    with np.errstate(invalid="ignore", over="ignore"):
+        tail = np.nan_to_num(np.exp(np.minimum(np.arange(width)[None, :] * logd[:, None] + cum,
+                                               0.0)))
+    pk = tail[:, :-1] - tail[:, 1:]
+    k = np.arange(width - 1, dtype=float)[None, :]
+    keep = (k < k_drop[:, None]) & (pk > 1e-15)
+    pk = np.where(keep, pk, 0.0)
+    total = pk.sum(axis=1)
+    pk = pk / np.where(total > 0, total, 1.0)[:, None]
+    rr, kk = np.nonzero(keep)                      # the terms that matter, flat
+    kf = kk.astype(float)
+    mean = S[rr] + kf * A[rr]
+    shape = (kf * (1.0 + dup[rr]) + 1.0) / np.maximum(cv2[rr], 1e-6)
+    scale = mean / shape
+    weight = pk[rr, kk]
+    horizon = np.full(P, -np.inf)
+    np.maximum.at(horizon, rr, mean + 10.0 * np.sqrt(shape) * scale)
+    horizon = np.where(total > 0, horizon, 0.0)
+    # timers j = 0 .. last that fire before the horizon (one only without ``every``)
+    last = np.where(budget < horizon,
+                    np.where(every, np.floor((horizon - budget) / period), 0.0), -1.0)
+    for j in range(int(last.max()) + 1 if P else 0):
+        t = budget + j * period
+        live_pair = (j <= last) & (t < horizon)
+        out += np.where(live_pair & (t <= 0), 1.0, 0.0)
+        on = live_pair & (t > 0)
+        sel = on[rr]
+        if sel.any():
+            sf = _gamma_sf(shape[sel], t[rr[sel]] / scale[sel])
+            out += np.bincount(rr[sel], weights=sf * weight[sel], minlength=P)
+    return out
 
 
 # ---------------------------------------------------------------- one iteration
@@ -400,6 +419,7 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     cum = _cum_logx(x_hist, b.N, kmax)
     p_new = np.where(b.active, _tail_at(cum, logd, k_drop), 0.0)
     pkt = X_new[:, None] * b.s * (1.0 + dup) + b.ev
+    table = None                      # tail tables of the workers near overflow, shared by both
     for rate, length, f in ((wal_rate, c_wal_ev, free_wal), (stop_rate, c_stop_ev, free_stop)):
         hit = b.active & (rate > 0) & (length > 0) & (pkt > 0)
         if not hit.any():
@@ -411,8 +431,16 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
         dropped = np.maximum(0.0, -c)
         near = hit & (_tail_at(cum, logd, np.maximum(c, 0.0)) > 1e-14)
         if near.any():
+            if table is None:
+                # every worker that a block can overflow (either kind), once
+                cand = b.active & (((wal_rate > 0) & (c_wal_ev > 0)) | ((stop_rate > 0) & (c_stop_ev > 0))) \
+                    & (pkt > 0)
+                slot = np.full((R, M), -1, dtype=np.int64)
+                cr, ci = np.nonzero(cand)
+                slot[cr, ci] = np.arange(len(cr))
+                table = (slot,) + _tail_table(cum[cr], logd[cr, ci])
             rr, ii = np.nonzero(near)
-            dropped[rr, ii] = _overflow_pairs(cum[rr], logd[rr, ii], c[rr, ii])
+            dropped[rr, ii] = _overflow_pairs(table[1], table[2], table[0][rr, ii], c[rr, ii])
         with np.errstate(divide="ignore", invalid="ignore"):
             p_new += np.where(hit, rate * dropped * (1.0 + dup) / pkt, 0.0)
     p_new = np.minimum(p_new + b.loss[:, None] * b.active, 0.99)
@@ -422,28 +450,29 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     # a gamma time of mean S + kA whose sd is at most sqrt(cv2) of the mean, so
     # below k_late = budget / (A (1 + 10 sqrt(cv2))) - 1 it is on time for
     # certain; only workers where finding k_late or more has a probability
-    # that matters need the survival function (a per-worker loop).
+    # that matters need the survival function (:func:`_late_sums`).
     spread = (A * (1.0 + 10.0 * np.sqrt(b.cv2))[:, None])
     with np.errstate(divide="ignore", invalid="ignore"):
         k_late = np.where(spread > 0, b.budget[:, None] / spread - 1.0, np.inf)
     check = b.active & b.finite_to[:, None] & (k_late < k_drop)
     if check.any():
         check &= _tail_at(cum, logd, np.minimum(np.maximum(k_late, 0.0), kmax + 1.0)) > LATE_EPS
-    for (r, i) in zip(*np.nonzero(check)):
-        if i in st.collapsed[r]:
-            continue
-        surv = _WaitSurvival(_tail_row(cum[r], logd[r, i]), float(k_drop[r, i]),
-                             float(S_req[r, i]), float(A[r, i]), float(b.cv2[r]), float(dup[r, i]))
-        if b.farreach[r]:
-            # the first admitted attempt's reply completes the request; the
-            # client resends every period while it is late
-            dup_new[r, i] = cl_mech.resends_while_late(surv, float(b.budget[r]), float(b.period[r]),
-                                                       surv.horizon) * (1.0 - p_new[r, i])
-        else:
-            # a late reply is ignored: the attempt fails like a drop
-            tau = float(surv(np.array([b.budget[r]]))[0])
-            fail[r, i] = min(p_new[r, i] + (1.0 - p_new[r, i]) * tau, 0.99)
-            dup_new[r, i] = (1.0 - p_new[r, i]) * tau / (1.0 - fail[r, i])
+    for r, cs in enumerate(st.collapsed):
+        for i in cs:
+            check[r, i] = False                   # its timeouts are in its residence
+    rr, ii = np.nonzero(check)
+    if len(rr):
+        fr = b.farreach[rr]
+        late_sum = _late_sums(cum[rr], logd[rr, ii], k_drop[rr, ii], S_req[rr, ii], A[rr, ii],
+                              b.cv2[rr], dup[rr, ii], b.budget[rr], b.period[rr], fr)
+        p0 = p_new[rr, ii]
+        # FarReach: the first admitted attempt's reply completes the request;
+        # the client resends every period while it is late. Otherwise a late
+        # reply is ignored: the attempt fails like a drop.
+        f_other = np.minimum(p0 + (1.0 - p0) * late_sum, 0.99)
+        fail[rr, ii] = np.where(fr, fail[rr, ii], f_other)
+        dup_new[rr, ii] = np.where(fr, late_sum * (1.0 - p0),
+                                   (1.0 - p0) * late_sum / (1.0 - f_other))
     wait_extra = np.where(b.finite_to[:, None], fail / (1.0 - fail) * b.period[:, None], 0.0)
     for r, p in pc.items():
         for i in st.collapsed[r]:
@@ -505,7 +534,8 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
     return hi, late
 
 
-def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL) -> _State:
+def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL,
+             min_steps: int = 4) -> _State:
     """Damped fixed point over load, LSM, loss and duplicates at timeout delays
     ``D`` (one per rack), for every rack of ``b`` until each converges.
 
@@ -552,15 +582,17 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
             st.lsm_prev[j][todo] = arr
         st.implied[todo] = implied
         st.iterations[todo] += 1
-        conv = (it > 3) & (delta < (tol if np.isscalar(tol) else tol[todo])) & ~fresh
+        conv = (it >= min_steps) & (delta < (tol if np.isscalar(tol) else tol[todo])) & ~fresh
         done[todo[conv]] = True
         _keep_extras(out, todo, extras, b)
     st.converged = done
-    # A rack that did not settle (a write-stop cliff: see docs/model.md) keeps
-    # the map's own last output, whose throughput, utilisations and service
-    # times come from one recursion and so obey the operational laws; the
-    # damped blend of two sides of the cliff would not. Reported as unsettled.
-    st.X[~done], st.util[~done] = map_X[~done], map_util[~done]
+    # Every rack keeps the map's own last output, whose throughput,
+    # utilisations and service times come from one recursion and so obey the
+    # operational laws; the damped blend need not (a rack that did not settle,
+    # at a write-stop cliff: see docs/model.md; or one whose utilisations are
+    # so small that the absolute test passed while they still moved).
+    # An unsettled rack is reported as such.
+    st.X, st.util = map_X, map_util
     st.delay = D.copy()
     for k, v in out.items():
         setattr(st, k, v)
@@ -579,7 +611,9 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
     Illinois rule (regula falsi that halves the stale end's weight)."""
     R = b.R
     D = np.zeros(R) if D0 is None else np.asarray(D0, dtype=float).copy()
-    st = _iterate(b, st, D)
+    # a warm start (from a neighbour's root) is near the fixed point: two steps
+    # tell whether it has settled; a cold one needs the damping to adapt first
+    st = _iterate(b, st, D, min_steps=4 if D0 is None else 2)
     total = st.iterations.copy()
     g0 = st.implied - D
     # racks whose losses imply no delay worth the name are done
@@ -619,7 +653,7 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         # good enough to tell which side g is on (a tenth of the last |g|,
         # relative); near it, the full tolerance. Cuts the rounds' cost by half.
         rel = np.abs(g_last[todo]) / (Dn + b.period[todo])
-        res = _iterate(sub, view, Dn, np.clip(0.1 * rel, TOL, 1e-3))
+        res = _iterate(sub, view, Dn, np.clip(0.1 * rel, TOL, 1e-3), min_steps=2)
         _scatter(st, todo, res, b)
         total[todo] += res.iterations
         g = res.implied - Dn

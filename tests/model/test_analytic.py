@@ -210,7 +210,7 @@ def test_an_unsettled_solution_is_law_abiding_and_flagged(profile, monkeypatch, 
     import model.solvers.analytic as an
     from sim.cli import main
     from tests.robustness.laws import violations
-    monkeypatch.setattr(an, "MAX_ITER", 2)
+    monkeypatch.setattr(an, "MAX_ITER", 1)
     sc = Scenario.default().updated({"storage.memtable_mb": 1.0})
     pred = predict(sc, profile)
     assert not pred.details["converged"]
