@@ -256,3 +256,59 @@ def test_warm_from_must_point_at_a_cold_rack(profile):
     sc = Scenario.default()
     with pytest.raises(ValueError):
         predict_many([sc, sc, sc], profile, warm_from=[None, 0, 1])
+
+
+# ---------------------------------------------------------------- late replies
+def _late_sum_one(tail, k_drop, S, A, cv2, dup, budget, period, every):
+    """One worker's late-reply sum written out directly: the gamma mixture of
+    the time at the worker, summed over the timers that fire while it is late
+    (clients.resends_while_late), or the first timer only."""
+    from scipy.special import gammaincc
+    from model.rack.clients import resends_while_late
+    pk = tail[:-1] - tail[1:]
+    k = np.arange(len(pk), dtype=float)
+    keep = (k < k_drop) & (pk > 1e-15)
+    if not keep.any():
+        return 0.0
+    pk, k = pk[keep] / pk[keep].sum(), k[keep]
+    mean = S + k * A
+    shape = (k * (1.0 + dup) + 1.0) / cv2
+    scale = mean / shape
+    horizon = float(np.max(mean + 10.0 * np.sqrt(shape) * scale))
+
+    def surv(t):
+        t = np.atleast_1d(np.asarray(t, dtype=float))
+        return np.array([float(gammaincc(shape, x / scale) @ pk) if 0 < x < horizon else
+                         float(x <= 0) for x in t])
+    return resends_while_late(surv, budget, period, horizon) if every else float(surv(budget)[0])
+
+
+def test_late_sums_of_many_workers_equal_each_worker_on_its_own():
+    """_late_sums (all workers in one vectorised call) gives each worker's own
+    sum: FarReach resends while late, and the first timer only."""
+    from model.solvers.analytic import _cum_logx, _late_sums
+    rng = np.random.default_rng(3)
+    R, N = 3, 400
+    n = np.arange(1, N + 1)[None, :]
+    x_hist = (0.9 / 30.0) * -np.expm1(-n / rng.uniform(20.0, 80.0, size=(R, 1)))  # X(n) saturating
+    Ns = np.array([N, N - 50, N - 120])
+    cum = _cum_logx(x_hist, Ns, 300)
+    rows = np.array([0, 0, 1, 2, 2])
+    logd = np.log(np.array([20.0, 28.0, 25.0, 30.0, 22.0]))
+    k_drop = np.array([250.0, 180.0, 290.0, 120.0, 200.0])
+    S = np.array([25.0, 30.0, 27.0, 40.0, 26.0])
+    A = S * np.array([1.0, 1.2, 1.1, 1.5, 1.0])
+    cv2 = np.array([1.0, 0.5, 2.0, 1.0, 0.8])
+    dup = np.array([0.0, 0.3, 0.1, 1.0, 0.0])
+    budget = np.array([900.0, 2000.0, 1500.0, 3000.0, 1e6])
+    period = budget + 20.0
+    for every in (True, False):
+        got = _late_sums(cum[rows], logd, k_drop, S, A, cv2, dup, budget, period,
+                         np.full(len(rows), every))
+        for p, r in enumerate(rows):
+            tail = np.nan_to_num(np.exp(np.minimum(np.arange(cum.shape[1]) * logd[p] + cum[r], 0.0)))
+            want = _late_sum_one(tail, k_drop[p], S[p], A[p], cv2[p], dup[p], budget[p],
+                                 period[p], every)
+            assert got[p] == pytest.approx(want, rel=1e-9, abs=1e-15)
+        assert got[4] == 0.0                      # a timeout far past every wait
+        assert np.all(got[:4] > 0)               # the others can be late
