@@ -515,16 +515,25 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
 
     p0 = float(st.p_drop[r, i0])
     lo, hi = max(0.0, p0 - 0.05), min(0.99, p0 + 0.05)
+    steep = False
     if excess(lo) <= 0:
         lo, hi = 0.0, lo
         if excess(0.0) <= 0:
             hi = 0.0                                 # it drains: no drops needed
     elif excess(hi) > 0:
         lo, hi = hi, 0.99
-    for _ in range(8 if hi - lo <= 0.1 else 20):
+        if excess(0.99) > 0:
+            # even 99 % drops leave it over capacity (a worker that nearly every
+            # request visits): look up to 1 - 1e-12, halving the log-odds
+            lo, hi, steep = 0.99, 1.0 - 1e-12, True
+    for _ in range(8 if hi - lo <= 0.1 and not steep else 40):
         if hi <= lo:
             break
-        mid = 0.5 * (lo + hi)
+        if steep:
+            a, c = math.log(lo / (1.0 - lo)), math.log(hi / (1.0 - hi))
+            mid = 1.0 / (1.0 + math.exp(-0.5 * (a + c)))
+        else:
+            mid = 0.5 * (lo + hi)
         if excess(mid) > 0:
             lo = mid
         else:
