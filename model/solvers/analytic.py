@@ -260,28 +260,28 @@ def _tail_at(cum: np.ndarray, logd: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.where(k > width - 1, 0.0, np.nan_to_num(out, nan=0.0))
 
 
-def _tail_table(cum: np.ndarray, logd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For P stations: T[p, k] = P(an arrival finds at least k there), k = 0..width-1
-    (as :func:`_tail_at`, at whole k), and its suffix sums ``sum_{j >= k} T[p, j]``
-    (two zero columns past the end)."""
-    P, width = cum.shape
-    with np.errstate(invalid="ignore"):
+def _tail_rows(cum: np.ndarray, logd: np.ndarray) -> np.ndarray:
+    """T[p, k] = P(an arrival finds at least k there), k = 0..width-1, for P
+    stations (as :func:`_tail_at`, at whole k; 0 where the population ends)."""
+    width = cum.shape[1]
+    with np.errstate(invalid="ignore", over="ignore"):
         T = np.exp(np.minimum(np.arange(width)[None, :] * logd[:, None] + cum, 0.0))
-    T = np.where(np.isfinite(cum), T, 0.0)
-    suffix = np.concatenate((np.cumsum(T[:, ::-1], axis=1)[:, ::-1], np.zeros((P, 2))), axis=1)
-    return T, suffix
+    return np.where(np.isfinite(cum), np.nan_to_num(T), 0.0)
 
 
-def _overflow_pairs(T: np.ndarray, suffix: np.ndarray, row: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """:func:`model.rack.network.block_overflow` for many stations at once, from
-    rows ``row`` of their :func:`_tail_table`: ``E[(q0 + a - room)+] = max(0, -c) + T[m0+1]
+def _overflow_pairs(cum: np.ndarray, logd: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """:func:`model.rack.network.block_overflow` for many stations at once: with
+    T[k] = P(at least k there), ``E[(q0 + a - room)+] = max(0, -c) + T[m0+1]
     (m0 + 1 - c0) + sum_{k >= m0+2} T[k]``, ``c = room - a``, ``c0 = max(c, 0)``,
     ``m0 = floor(c0)``."""
-    width = T.shape[1]
+    P, width = cum.shape
+    T = _tail_rows(cum, logd)
+    suffix = np.concatenate((np.cumsum(T[:, ::-1], axis=1)[:, ::-1], np.zeros((P, 2))), axis=1)
     c0 = np.maximum(c, 0.0)
     m0 = np.minimum(np.floor(c0).astype(np.int64), width)
-    first = np.where(m0 + 1 < width, T[row, np.minimum(m0 + 1, width - 1)], 0.0)
-    return np.maximum(0.0, -c) + first * (m0 + 1 - c0) + suffix[row, np.minimum(m0 + 2, width + 1)]
+    idx = np.arange(P)
+    first = np.where(m0 + 1 < width, T[idx, np.minimum(m0 + 1, width - 1)], 0.0)
+    return np.maximum(0.0, -c) + first * (m0 + 1 - c0) + suffix[idx, np.minimum(m0 + 2, width + 1)]
 
 
 def _gamma_sf(shape, x):
@@ -307,9 +307,7 @@ def _late_sums(cum: np.ndarray, logd: np.ndarray, k_drop: np.ndarray, S: np.ndar
     out = np.zeros(P)
     if P == 0:
         return out
-    with np.errstate(invalid="ignore", over="ignore"):
-        tail = np.nan_to_num(np.exp(np.minimum(np.arange(width)[None, :] * logd[:, None] + cum,
-                                               0.0)))
+    tail = _tail_rows(cum, logd)
     pk = tail[:, :-1] - tail[:, 1:]
     k = np.arange(width - 1, dtype=float)[None, :]
     keep = (k < k_drop[:, None]) & (pk > 1e-15)
@@ -420,7 +418,6 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     cum = _cum_logx(x_hist, b.N, kmax)
     p_new = np.where(b.active, _tail_at(cum, logd, k_drop), 0.0)
     pkt = X_new[:, None] * b.s * (1.0 + dup) + b.ev
-    table = None                      # tail tables of the workers near overflow, shared by both
     for rate, length, f in ((wal_rate, c_wal_ev, free_wal), (stop_rate, c_stop_ev, free_stop)):
         hit = b.active & (rate > 0) & (length > 0) & (pkt > 0)
         if not hit.any():
@@ -432,16 +429,8 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
         dropped = np.maximum(0.0, -c)
         near = hit & (_tail_at(cum, logd, np.maximum(c, 0.0)) > 1e-14)
         if near.any():
-            if table is None:
-                # every worker that a block can overflow (either kind), once
-                cand = b.active & (((wal_rate > 0) & (c_wal_ev > 0)) | ((stop_rate > 0) & (c_stop_ev > 0))) \
-                    & (pkt > 0)
-                slot = np.full((R, M), -1, dtype=np.int64)
-                cr, ci = np.nonzero(cand)
-                slot[cr, ci] = np.arange(len(cr))
-                table = (slot,) + _tail_table(cum[cr], logd[cr, ci])
             rr, ii = np.nonzero(near)
-            dropped[rr, ii] = _overflow_pairs(table[1], table[2], table[0][rr, ii], c[rr, ii])
+            dropped[rr, ii] = _overflow_pairs(cum[rr], logd[rr, ii], c[rr, ii])
         with np.errstate(divide="ignore", invalid="ignore"):
             p_new += np.where(hit, rate * dropped * (1.0 + dup) / pkt, 0.0)
     p_new = np.minimum(p_new + b.loss[:, None] * b.active, 0.99)
