@@ -40,9 +40,18 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
         step = chunk if kind.rack is not None else 1    # row by row: keep every finished row
         for a in range(0, len(rows), step):
             part = rows[a:a + step]
-            for preds in predict_kind_rows(kind, part, profile, source, intervals=intervals):
+
+            def moved(done: int, total: int, a=a, part=part) -> None:
+                # racks solved within the chunk, shown as a share of its rows, so
+                # a chunk of slow racks does not look like a hang
+                b.n = a + int(len(part) * done / max(total, 1))
+                b.refresh()
+
+            for preds in predict_kind_rows(kind, part, profile, source, intervals=intervals,
+                                           progress=moved):
                 yield preds
-            b.update(len(part))
+            b.n = a + len(part)
+            b.refresh()
 
 
 def format_value(v: Any) -> str:

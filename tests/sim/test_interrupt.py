@@ -197,3 +197,40 @@ def test_facts_sigint_subprocess():
     assert rc == 130, err
     assert re.search(r"PARTIAL: interrupted after \d of 6 facts", out)
     assert "Traceback" not in err
+
+
+def test_batch_bar_moves_while_a_chunk_of_racks_is_solved(monkeypatch):
+    """A chunk of rows is solved as one batch of racks; its bar must move as the
+    racks finish, not jump at the end (slow racks would look like a hang)."""
+    import model.row_prediction as rp
+    from model.kinds import KINDS
+    from model.profile import Profile
+    from sim import batch, progress
+
+    seen = []
+
+    class Recorder:
+        def __init__(self, total, *a, **k):
+            self.total, self.n = total, 0
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def refresh(self):
+            seen.append(self.n)
+
+    real = rp.solve_grid
+    # one scenario per block of the grid, so every rack is a step of progress
+    monkeypatch.setattr(rp, "solve_grid", lambda s, p, f, prog=None: real(s, p, f, prog, chunk=1))
+    monkeypatch.setattr(progress, "bar", Recorder)
+    kind = KINDS["farreach_runs"]
+    _, rows = batch.read_runs(ROOT / "examples" / "runs.csv")
+    rows = rows[:3]
+    out = list(batch.predict_rows(kind, rows, Profile.load(kind.profile), "runs.csv",
+                                  progress=True, intervals=False))
+    assert len(out) == 3
+    assert seen[-1] == 3 and seen == sorted(seen)
+    assert any(0 < n < 3 for n in seen), seen          # moved inside the chunk
