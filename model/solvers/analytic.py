@@ -57,6 +57,10 @@ TOL = 1e-5
 #: Probability of a late reply below which it is not computed (its
 #: resends and failures are smaller than the fixed point's tolerance).
 LATE_EPS = 1e-10
+#: a collapsed state holds its workers if each needs at least this drop fraction
+COLLAPSED_P = 0.01
+#: states of the collapse chain (numbers of collapsed workers) solved at most
+MAX_COLLAPSE_STATES = 8
 MIB = lsm_mech.MIB
 
 
@@ -856,34 +860,34 @@ def _collapse_mixture(b1: _Batch, st0: _State):
     worker has a second stable state: collapsed, its buffer full of
     duplicates, every reply later than the timeout (from the level where
     replies outlive the timeout, each arrival adds itself and a resend,
-    faster than the worker drains). Which workers end up there is random
-    (docs/model.md, "Short timeouts"):
+    faster than the worker drains). How many workers are collapsed changes
+    during a run (docs/model.md, "Short timeouts"), as a Markov chain on k:
 
-    * the first collapse comes when a healthy worker's queue first reaches
-      that level: up-crossings at rate ``c0`` (:func:`_crossings`), so some
-      worker collapses during the run with probability ``1 - exp(-c0 T)``;
-    * a collapsing worker takes about one of its residence times ``R_c`` to
-      draw in its clients, during which the healthy rate still applies: the
-      further collapses are Poisson with mean ``c0 R_c``;
-    * once formed, collapsed workers hold clients and keep the rest below the
-      level (a state whose own crossings over the run exceed one is not kept:
-      its weight moves to one more collapse).
+    * a healthy worker collapses when its queue reaches that level: by a
+      queue fluctuation (up-crossings, :func:`_crossings`), or behind one of
+      its WAL-switch blocks, when the clients that arrive during the block
+      pass the level (:func:`_handovers`);
+    * such a block also takes clients from the workers already collapsed:
+      the clients that escape them meanwhile are caught by the blocked
+      worker, so an old collapsed worker survives the block only if it keeps
+      enough clients to keep its buffer full (:func:`_survival`);
+    * the run starts healthy; the first collapse comes at the rate out of
+      state 0, and after it the weights are the chain's stationary
+      distribution over k.
 
     The prediction is the mixture of the states with k collapsed workers (the
-    busiest first) under these weights.
+    busiest first) under these weights. Workers that are over capacity even
+    healthy (drop fraction over 0.3) are collapsed in every state.
     """
     spec = b1.specs[0]
     evaluations = int(st0.iterations[0])
     s = b1.s[0]
     order = [int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0]
     run_us = spec.queries / st0.X[0] if st0.X[0] > 0 else 0.0
-    runaway = sum(1 for i in order if st0.p_drop[0, i] > 0.3)
-    crossings = _crossings(b1, st0, ())               # over the whole run
-    c0 = crossings / run_us if run_us > 0 else 0.0    # per us
-    p_any = 1.0 if runaway else -math.expm1(-crossings)
-    if p_any < 1e-3:
+    if run_us <= 0:
         return [(1.0, st0)], evaluations
-    states: dict[int, _State] = {}
+    runaway = sum(1 for i in order if st0.p_drop[0, i] > 0.3)
+    states: dict[int, _State] = {0: st0}
 
     def state(k: int) -> _State:
         nonlocal evaluations
@@ -892,36 +896,149 @@ def _collapse_mixture(b1: _Batch, st0: _State):
             evaluations += int(states[k].iterations[0])
         return states[k]
 
-    k_min = max(1, runaway)
-    first = state(k_min)
-    i0 = order[0]
-    p0 = float(first.p_drop[0, i0])
-    r_c = p0 / max(1.0 - p0, 1e-9) * float(b1.period[0]) + float(b1.K[0]) * float(first.S_req[0, i0])
-    m = c0 * r_c
-    pois = lambda j: math.exp(-m) * m ** j / math.factorial(j)  # noqa: E731
-    mixture: list[tuple[float, _State]] = []
-    if p_any < 1.0:
-        mixture.append((1.0 - p_any, st0))
-    carry = 0.0
-    j = 0
-    while True:
-        k = k_min + j
-        w = p_any * pois(j) + carry
-        carry = 0.0
-        if k >= len(order):
-            rest = p_any * (1.0 - sum(pois(i) for i in range(j + 1)))
-            mixture.append((w + rest, state(len(order))))
-            break
+    def sustained(k: int) -> bool:
+        """Does state k hold k collapsed workers (each needs drops to stay
+        within its capacity)?"""
         st = state(k)
-        if _crossings(b1, st, tuple(order[:k])) >= 1.0:
-            carry = w                          # not stable: one more worker collapses
-        else:
-            mixture.append((w, st))
-        j += 1
-        if carry == 0.0 and p_any * (1.0 - sum(pois(i) for i in range(j))) < 1e-3:
-            break
+        return all(float(st.p_drop[0, i]) > COLLAPSED_P for i in order[:k])
+
+    k_min = runaway
+    if k_min and not sustained(k_min):
+        k_min = 0
+    # transitions out of state k: {k': rate per us}
+    def moves(k: int) -> dict[int, float]:
+        st = state(k)
+        out: dict[int, float] = {}
+        up = _crossings(b1, st, tuple(order[:k])) / run_us
+        if up > 0 and k < len(order):
+            out[k + 1] = up
+        for rate, keep in _handovers(b1, st, tuple(order[:k]), runaway):
+            # the blocked worker collapses; the old ones that keep their
+            # clients stay collapsed (a Poisson-binomial count)
+            dist = np.array([1.0])
+            for q in keep:
+                dist = np.convolve(dist, [1.0 - q, q])
+            for extra, pr in enumerate(dist):
+                k2 = min(1 + extra, len(order))
+                if k2 != k and pr * rate > 0:
+                    out[k2] = out.get(k2, 0.0) + pr * rate
+        return out
+
+    r0 = sum(moves(k_min).values()) if k_min == 0 else 0.0
+    if k_min == 0 and r0 * run_us < 1e-3:
+        return [(1.0, st0)], evaluations
+    # the chain over k >= 1 (or the runaway floor): states reachable with a
+    # weight that matters, each one that holds its collapsed workers
+    lo = max(1, k_min)
+    ks, rates = [], {}
+    frontier = [lo]
+    while frontier and len(ks) < MAX_COLLAPSE_STATES:
+        k = frontier.pop(0)
+        if k in ks or k > len(order):
+            continue
+        if k > lo and not sustained(k):
+            continue
+        ks.append(k)
+        rates[k] = {k2: r for k2, r in moves(k).items() if k2 >= lo}
+        frontier.extend(k2 for k2 in sorted(rates[k]) if k2 not in ks)
+    idx = {k: n for n, k in enumerate(ks)}
+    Q = np.zeros((len(ks), len(ks)))
+    for k in ks:
+        for k2, r in rates[k].items():
+            j = idx.get(k2)
+            if j is None:                         # not sustained: the nearest state below
+                below = [x for x in ks if x < k2]
+                j = idx[max(below)] if below else idx[k]
+            if j != idx[k]:
+                Q[idx[k], j] += r
+                Q[idx[k], idx[k]] -= r
+    pi = _stationary(Q)
+    w0 = 0.0
+    if k_min == 0:
+        x = r0 * run_us
+        w0 = -math.expm1(-x) / x                  # healthy until the first collapse
+    mixture = [(w0, st0)] if w0 > 0 else []
+    mixture += [((1.0 - w0) * float(p), state(k)) for k, p in zip(ks, pi) if p > 1e-6]
     total = sum(w for w, _ in mixture)
     return [(w / total, st) for w, st in mixture if w > 0], evaluations
+
+
+def _stationary(Q: np.ndarray) -> np.ndarray:
+    """Stationary distribution of the generator ``Q`` (rows sum to 0)."""
+    n = Q.shape[0]
+    if n == 1:
+        return np.ones(1)
+    A = np.vstack([Q.T, np.ones(n)])
+    rhs = np.zeros(n + 1)
+    rhs[-1] = 1.0
+    pi = np.linalg.lstsq(A, rhs, rcond=None)[0]
+    pi = np.clip(pi, 0.0, None)
+    return pi / pi.sum()
+
+
+def _handovers(b1: _Batch, st: _State, collapsed: tuple, runaway: int):
+    """The WAL-switch blocks at healthy workers that collapse them: for each
+    healthy worker, (rate of such blocks per us, probability that each
+    collapsed worker keeps its collapse through one).
+
+    A block of length B at worker j stops its service; the ``X s_j B``
+    arrivals meanwhile pile up there (a Poisson count), and when they reach
+    the collapse level ``k_c = budget / S - 1`` the worker is collapsed when
+    the block ends. The old collapsed workers' survival is :func:`_survival`.
+    """
+    cyc = st.cyc
+    X = float(st.X[0])
+    out = []
+    if not b1.wal_on[0] or X <= 0:
+        return out
+    from scipy.special import gammainc
+    wal_us, ev_us = cyc["wal_us"][0], cyc["wal_event_us"][0]
+    for j in np.nonzero(b1.active[0])[0]:
+        if j in collapsed or ev_us[j] <= 0:
+            continue
+        rate = float(st.writes[0, j]) * float(wal_us[j]) / float(ev_us[j])
+        B = float(ev_us[j])
+        k_c = float(b1.budget[0]) / float(st.S_req[0, j]) - 1.0
+        pile = X * float(b1.s[0, j]) * B
+        p_c = 1.0 if k_c <= 0 else float(gammainc(math.ceil(k_c), pile))   # P(Poisson >= k_c)
+        if rate * p_c <= 0:
+            continue
+        keep = _survival(b1, st, collapsed, int(j), B)
+        out.append((rate * p_c, [1.0 if n < runaway else q for n, q in enumerate(keep)]))
+    return out
+
+
+def _survival(b1: _Batch, st: _State, collapsed: tuple, j: int, B: float) -> list[float]:
+    """P(each collapsed worker is still collapsed after a block of length B at j).
+
+    During the block the clients that escape a collapsed worker i (one
+    residence ``r_i`` each) circulate and are caught again within a few
+    requests: by j (every request there waits out the block) or by a
+    collapsed worker (a request there is dropped with its ``p_l``), in
+    proportion to ``s_j`` and ``s_l p_l``. The clients at the collapsed
+    workers follow ``n' = (-1/r + (w / D) (1/r)^T) n``; a worker stays
+    collapsed if it keeps at least ``period / S_i`` clients (their resends
+    alone fill it), with a Poisson spread around the mean.
+    """
+    if not collapsed:
+        return []
+    from scipy.linalg import expm
+    cs = list(collapsed)
+    s = b1.s[0]
+    p = np.array([float(st.p_drop[0, i]) for i in cs])
+    S = np.array([float(st.S_req[0, i]) for i in cs])
+    period, K, N = float(b1.period[0]), float(b1.K[0]), float(b1.N[0])
+    r = np.maximum(p / np.maximum(1.0 - p, 1e-9) * period + K * S, 1e-9)
+    n0 = np.array([float(st.q[0, i]) for i in cs])
+    w = s[cs] * p
+    D = float(s[j]) + float(w.sum())
+    free = max(0.0, N - float(n0.sum()) - float(st.q[0, j]))
+    n0 = n0 + free * w / D                    # the circulating clients are caught at once
+    Mx = -np.diag(1.0 / r) + np.outer(w / D, 1.0 / r)
+    nB = expm(Mx * B) @ n0
+    need = period / S
+    z = (nB - need) / np.sqrt(np.maximum(nB, 1.0))
+    return [0.5 * math.erfc(-float(x) / math.sqrt(2.0)) for x in z]
 
 
 def _crossings(b1: _Batch, st: _State, collapsed: tuple) -> float:

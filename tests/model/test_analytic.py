@@ -251,6 +251,75 @@ def test_racks_that_may_collapse_start_cold(profile):
         pytest.approx([p.throughput_mops for p in cold], rel=1e-9)
 
 
+# ---------------------------------------------------------------- the collapse chain
+def _collapse_states(profile, timeout_ms=5.0, **more):
+    from model.solvers import analytic as an
+    sc = Scenario.default().updated({"clients.timeout_ms": timeout_ms, **more})
+    b = an._Batch.of([compile_rack(sc, profile)])
+    order = [int(i) for i in np.argsort(-b.s[0], kind="stable")]
+    states = [an._row(an._solve_states(b, an._initial(b, [tuple(order[:k])])), 0, b)
+              for k in range(3)]
+    return an, b, order, states
+
+
+def test_stationary_distribution_of_a_two_state_chain():
+    from model.solvers.analytic import _stationary
+    up, down = 0.3, 1.2
+    pi = _stationary(np.array([[-up, up], [down, -down]]))
+    assert pi == pytest.approx([down / (up + down), up / (up + down)], rel=1e-12)
+
+
+def test_a_block_takes_the_clients_of_the_collapsed_workers(profile):
+    """What the simulator shows at a 5 ms timeout (docs/model.md, "Short
+    timeouts"): a WAL switch at a healthy worker collapses it; one old
+    collapsed worker usually keeps its clients through the block, two lose
+    theirs. The survival falls with the block's length."""
+    an, b, order, (st0, st1, st2) = _collapse_states(profile)
+    h1 = an._handovers(b, st1, tuple(order[:1]), 0)
+    h2 = an._handovers(b, st2, tuple(order[:2]), 0)
+    assert len(h1) == 15 and len(h2) == 14            # every healthy worker switches
+    assert all(keep[0] > 0.5 for _, keep in h1)
+    assert all(max(keep) < 0.5 for _, keep in h2)
+    # WAL switches per second over the healthy workers: a memtable each per ~24 s
+    assert 0.3 < sum(r for r, _ in h1) * 1e6 < 1.5
+    j = next(i for i in order if i != order[0])
+    short, long_ = (an._survival(b, st1, tuple(order[:1]), j, B)[0] for B in (5e3, 5e5))
+    assert short > 0.99 and long_ < 0.01
+
+
+def test_one_collapsed_worker_decays_as_the_closed_form(profile):
+    """One collapsed worker: its clients decay at (1 - w / D) / r over the
+    block, the part w / D of its escapes being caught by itself again."""
+    import math as m
+    an, b, order, (_, st1, _) = _collapse_states(profile)
+    i, j, B = order[0], order[1], 64_500.0
+    p, S = float(st1.p_drop[0, i]), float(st1.S_req[0, i])
+    period, K, N = float(b.period[0]), float(b.K[0]), float(b.N[0])
+    r = p / (1 - p) * period + K * S
+    w, D = b.s[0, i] * p, b.s[0, j] + b.s[0, i] * p
+    n0 = float(st1.q[0, i]) + max(0.0, N - float(st1.q[0, i]) - float(st1.q[0, j])) * w / D
+    nB = n0 * m.exp(-(1 - w / D) * B / r)
+    need = period / S
+    expect = 0.5 * m.erfc(-(nB - need) / m.sqrt(nB) / m.sqrt(2))
+    assert an._survival(b, st1, (i,), j, B)[0] == pytest.approx(expect, rel=1e-9)
+
+
+def test_the_collapse_chain_weighs_one_and_two_collapsed_workers(profile):
+    """At 5 ms the number collapsed alternates between one and two at WAL
+    switches (the simulator: two 58-72 % of the time); the old mixture put
+    91 % on one collapsed worker for the whole run."""
+    from model.solvers import analytic as an
+    an_, b, order, (st0, _, _) = _collapse_states(profile)
+    mixture, _ = an._collapse_mixture(b, st0)
+    weights = {len(st.collapsed[0]): w for w, st in mixture}
+    assert sum(weights.values()) == pytest.approx(1.0)
+    assert weights.get(0, 0.0) < 0.05                  # the first collapse comes early
+    assert weights[1] > 0.3 and weights[2] > 0.3
+    # with the WAL off there are no switch blocks: only queue fluctuations move k
+    _, b_off, _, (st0_off, _, _) = _collapse_states(profile, **{"storage.wal": False})
+    assert an._handovers(b_off, st0_off, (), 0) == []
+
+
 def test_warm_from_must_point_at_a_cold_rack(profile):
     from model.solvers import predict_many
     sc = Scenario.default()
