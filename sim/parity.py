@@ -65,7 +65,7 @@ def regimes() -> dict[str, Scenario]:
 #: Regimes whose outcome is itself random: with a 5 ms timeout, which workers
 #: collapse (and how many) differs from run to run (seeds 1-4 give 0.704-0.745
 #: MOPS), and the analytic solver predicts the expectation over runs (its
-#: collapse mixture). Their throughput is compared with the mean over these seeds.
+#: collapse chain). Their throughput is compared with the mean over these seeds.
 RANDOM_OUTCOME = {"5 ms timeout": (1, 2, 3, 4), "facts: timeout 5 ms": (1, 2, 3, 4)}
 
 
