@@ -1,0 +1,62 @@
+"""Analytic prediction of racks with very many clients: Schweitzer against exact.
+
+    python benchmarks/bench_large.py [--repeat 3]
+
+For each rack (the embedded default with more servers and clients) it solves
+the prediction in-process, with the closed-network recursion past
+``mva_core.N_EXACT`` clients approximated (the shipped setting) and with the
+exact recursion forced (the baseline, same run), and prints the median wall
+time of each over ``--repeat`` runs, their ratio and the throughput of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from model.profile import Profile  # noqa: E402
+from model.rack import compile_rack  # noqa: E402
+from model.scenario import Scenario  # noqa: E402
+from model.solvers import analytic, mva_core  # noqa: E402
+
+RACKS = [(16, 65_536), (128, 131_072), (694, 217_962)]
+
+
+def timed(spec, exact: bool, repeat: int) -> tuple[float, float]:
+    saved = mva_core.N_EXACT
+    mva_core.N_EXACT = 10 ** 12 if exact else saved
+    try:
+        times, x = [], 0.0
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            x = analytic.solve(spec).throughput_mops
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times), x
+    finally:
+        mva_core.N_EXACT = saved
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    prof = Profile.load("tofino-testbed")
+    print(f"median of {args.repeat}; exact = the baseline, measured in the same run")
+    print(f"{'servers':>8} {'clients':>9} {'exact s':>8} {'approx s':>9} {'speed-up':>9} "
+          f"{'exact MOPS':>11} {'approx MOPS':>12}")
+    for servers, clients in RACKS:
+        sc = Scenario.default().updated({"servers.count": servers, "clients.threads": clients})
+        spec = compile_rack(sc, prof)
+        te, xe = timed(spec, True, args.repeat)
+        ta, xa = timed(spec, False, args.repeat)
+        print(f"{servers:>8} {clients:>9} {te:>8.2f} {ta:>9.2f} {te / ta:>8.1f}x "
+              f"{xe:>11.4f} {xa:>12.4f}")
+
+
+if __name__ == "__main__":
+    main()
