@@ -57,10 +57,14 @@ TOL = 1e-5
 #: Probability of a late reply below which it is not computed (its
 #: resends and failures are smaller than the fixed point's tolerance).
 LATE_EPS = 1e-10
+#: from this many timers firing while a reply is late, their sum is taken in closed form
+LATE_TIMERS = 32
 #: a collapsed state holds its workers if each needs at least this drop fraction
 COLLAPSED_P = 0.01
 #: states of the collapse chain (numbers of collapsed workers) solved at most
 MAX_COLLAPSE_STATES = 8
+#: ... and no new state once the rack's solves took this many steps in all
+CHAIN_BUDGET = 2 * STEP_BUDGET
 MIB = lsm_mech.MIB
 
 
@@ -330,6 +334,26 @@ def _late_sums(cum: np.ndarray, logd: np.ndarray, k_drop: np.ndarray, S: np.ndar
     # timers j = 0 .. last that fire before the horizon (one only without ``every``)
     last = np.where(budget < horizon,
                     np.where(every, np.floor((horizon - budget) / period), 0.0), -1.0)
+    many = (last >= LATE_TIMERS) & (budget > 0)
+    if many.any():
+        # Many timers: sum_j P(T > b + j p) by Euler-Maclaurin, E[(T - b)+] / p
+        # + P(T > b) / 2 + p f(b) / 12, with E[(T - b)+] = mean Q(shape + 1,
+        # b / scale) - b Q(shape, b / scale) and f the density, for a gamma T
+        # (three special functions instead of one per timer)
+        from scipy.special import gammaln
+        sel = many[rr]
+        b_ = budget[rr[sel]]
+        p_ = period[rr[sel]]
+        sh, sc = shape[sel], scale[sel]
+        x = b_ / sc
+        q0 = _gamma_sf(sh, x)
+        q1 = _gamma_sf(sh + 1.0, x)
+        excess = np.maximum(mean[sel] * q1 - b_ * q0, 0.0)
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            dens = np.nan_to_num(np.exp((sh - 1.0) * np.log(x) - x - gammaln(sh)) / sc)
+        out += np.bincount(rr[sel], weights=weight[sel] * (excess / p_ + 0.5 * q0 + p_ * dens / 12.0),
+                           minlength=P)
+        last = np.where(many, -1.0, last)
     for j in range(int(last.max()) + 1 if P else 0):
         t = budget + j * period
         live_pair = (j <= last) & (t < horizon)
@@ -936,6 +960,8 @@ def _collapse_mixture(b1: _Batch, st0: _State):
         k = frontier.pop(0)
         if k in ks or k > len(order):
             continue
+        if k > lo and evaluations > CHAIN_BUDGET:
+            break                  # states that do not settle: keep what was solved
         if k > lo and not sustained(k):
             continue
         ks.append(k)

@@ -381,3 +381,33 @@ def test_late_sums_of_many_workers_equal_each_worker_on_its_own():
             assert got[p] == pytest.approx(want, rel=1e-9, abs=1e-15)
         assert got[4] == 0.0                      # a timeout far past every wait
         assert np.all(got[:4] > 0)               # the others can be late
+
+
+def test_many_late_timers_in_closed_form_match_the_sum(monkeypatch):
+    """With a short timeout under a long queue, dozens to hundreds of timers
+    fire while a reply is late; from LATE_TIMERS on their sum is taken in
+    closed form (Euler-Maclaurin on the gamma mixture) instead of timer by
+    timer. Against the timer-by-timer sum: within 0.1 % (measured 5e-5)."""
+    from model.solvers import analytic as an
+    rng = np.random.default_rng(5)
+    R, N = 2, 1500
+    n = np.arange(1, N + 1)[None, :]
+    x_hist = (0.95 / 30.0) * -np.expm1(-n / rng.uniform(20.0, 80.0, size=(R, 1)))
+    Ns = np.array([N, N - 200])
+    cum = an._cum_logx(x_hist, Ns, 1200)
+    rows = np.array([0, 1, 1])
+    logd = np.log(np.array([31.0, 33.0, 29.0]))
+    k_drop = np.array([1100.0, 900.0, 1000.0])
+    S = np.array([30.0, 30.0, 28.0])
+    A = S * 1.1
+    cv2 = np.array([1.0, 0.5, 0.8])
+    dup = np.array([0.2, 0.5, 0.0])
+    budget = np.array([400.0, 1000.0, 150.0])
+    period = budget + 20.0
+    args = (cum[rows], logd, k_drop, S, A, cv2, dup, budget, period, np.ones(3, dtype=bool))
+    fast = an._late_sums(*args)
+    monkeypatch.setattr(an, "LATE_TIMERS", 10 ** 9)
+    slow = an._late_sums(*args)
+    assert slow[0] > 1 and slow[2] > 1 and slow[1] == 0.0
+    assert not np.array_equal(fast, slow)         # the closed form was taken
+    assert fast == pytest.approx(slow, rel=1e-3)
