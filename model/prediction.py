@@ -65,7 +65,10 @@ def from_outcome(spec, outcome: Outcome, engine: str, details: dict[str, Any]) -
             wait_us=w if math.isfinite(w) else math.inf, process_us=float(outcome.process_us[i]),
             share_nocache=float(pl.shares_nocache[i])))
     n = max(spec.servers, 1)
-    stalled = float((np.sum(outcome.stall_frac) + np.sum(outcome.block_frac)) / n)
+    # a worker is stopped or blocked, not both at once: the two mean-value
+    # fractions can add past 1 at a rack that stalls nearly all the time
+    stalled = float(np.sum(np.minimum(1.0, np.asarray(outcome.stall_frac)
+                                      + np.asarray(outcome.block_frac))) / n)
     return Prediction(
         engine=engine, throughput_mops=float(outcome.throughput_mops),
         cache_hit_ratio=float(pl.hit_ratio), normalized_x=float(pl.normalized_x),

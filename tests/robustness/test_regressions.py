@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from calibrate import cli as ccli
@@ -414,3 +415,41 @@ def test_a_collapsed_worker_that_most_requests_visit_stays_within_capacity(monke
     # an unsettled rack stops within its step budget (one round may run past it)
     assert not pred.details["converged"]
     assert pred.details["iterations"] <= 30 + 10
+
+
+def test_a_worker_stopped_and_blocked_counts_as_stalled_once():
+    """Soak seed 3, scenario 945 (4 workers, 0.07 MiB memtables, 45 % wire
+    loss, 2.5 ms timeout), solved in its batch of 20: the mean-value write-stop
+    and WAL-block fractions of a worker added to 1.39, and the stall fraction
+    broke [0, 1]. A worker is stopped or blocked, not both: each worker's sum
+    is capped at 1."""
+    import dataclasses as dc
+
+    from model.prediction import from_outcome
+    from model.rack import compile_rack
+    from model.solvers import analytic as an
+    from model.solvers.analytic import AnalyticSolver
+    spec = compile_rack(Scenario.default().updated({"servers.count": 4}),
+                        Profile.load("tofino-testbed"))
+    b = an._Batch.of([spec])
+    st = an._row(an._solve_states(b, an._initial(b)), 0, b)
+    out = an._state_outcome(spec, st)
+    m = spec.servers
+    stuck = dc.replace(out, stall_frac=np.full(m, 0.9), block_frac=np.full(m, 0.5))
+    pred = from_outcome(spec, stuck, "analytic", {})
+    assert pred.stall_fraction == pytest.approx(1.0)
+    assert AnalyticSolver().solve(spec).stall_fraction <= 1.0
+
+
+@pytest.mark.slow
+def test_the_soak_batch_that_stalled_past_one_stays_within_laws():
+    from model.rack import compile_rack
+    from model.solvers import predict_many
+
+    from .laws import violations
+    from .space import FAST, random_scenarios
+    prof = Profile.load("tofino-testbed")
+    batch = random_scenarios(960, 3, FAST)[940:960]
+    for sc, pred in zip(batch, predict_many(batch, prof)):
+        assert violations(pred, compile_rack(sc, prof)) == []
+        assert 0.0 <= pred.stall_fraction <= 1.0
