@@ -509,6 +509,12 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     return X_new, util_new, p_new, dup_new, writes_new, bg_new, implied, lsm_new, extras
 
 
+def _collapsed_residence(p, period, full):
+    """A client's time at a collapsed worker: ``p / (1 - p)`` dropped attempts,
+    a timeout period each, then a full buffer's service ``full``."""
+    return p / (1.0 - p) * period + full
+
+
 def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom, Vm, Z):
     """Residence of rack r's collapsed workers: a delay whose drop probability p
     makes the worker's request rate equal its capacity (it serves ``1 + l(1-p)``
@@ -527,7 +533,7 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
 
     def excess(p_c: float) -> float:
         for i in cs:
-            Sm[i] = p_c / (1.0 - p_c) * period + full[i]
+            Sm[i] = _collapsed_residence(p_c, period, full[i])
         x = mva_core.recursion(s, Sm, Am, Cm, Uom, Vm, Z, N)[0][-1]
         return x * s[i0] - 1.0 / (S_req[i0] * (1.0 + late[i0] * (1.0 - p_c)))
 
@@ -557,7 +563,7 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
         else:
             hi = mid
     for i in cs:
-        Sm[i] = hi / (1.0 - hi) * period + full[i]
+        Sm[i] = _collapsed_residence(hi, period, full[i])
     return hi, late
 
 
@@ -1054,7 +1060,7 @@ def _survival(b1: _Batch, st: _State, collapsed: tuple, j: int, B: float) -> lis
     p = np.array([float(st.p_drop[0, i]) for i in cs])
     S = np.array([float(st.S_req[0, i]) for i in cs])
     period, K, N = float(b1.period[0]), float(b1.K[0]), float(b1.N[0])
-    r = np.maximum(p / np.maximum(1.0 - p, 1e-9) * period + K * S, 1e-9)
+    r = np.maximum(_collapsed_residence(np.minimum(p, 1.0 - 1e-9), period, K * S), 1e-9)
     n0 = np.array([float(st.q[0, i]) for i in cs])
     w = s[cs] * p
     D = float(s[j]) + float(w.sum())
