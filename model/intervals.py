@@ -139,6 +139,9 @@ def predict_with_intervals(scenarios: Sequence[Any], profile: Profile, z: float 
     out = []
     level = 2.0 * _norm_cdf(z) - 1.0
     for i, p in enumerate(preds[0]):
+        if any(q[i] is None for q in preds[1:]):     # unsettled: no interval (solve_grid)
+            out.append(IntervalPrediction(p, None, None, level))
+            continue
         cols = columns_with_intervals({"mops": p.throughput_mops},
                                       [{"mops": q[i].throughput_mops} for q in preds[1:]],
                                       profile, kind, z)
@@ -150,27 +153,45 @@ def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_ma
                progress: Callable[[int, int], None] | None = None,
                chunk: int = 512) -> list[list[Any]]:
     """predictions[profile][scenario]: every pair solved in batches of about
-    ``chunk`` racks. A batch holds whole scenarios (each under every profile),
-    and each scenario's racks under the sigma-point profiles start from its
-    solution under the first profile (``warm_from``): a sigma point moves the
-    fixed point a little, so it is reached in a few steps instead of from
-    scratch (same answer, a third of the work)."""
+    ``chunk`` racks.
+
+    A batch holds whole scenarios. Their centres (the first profile) are
+    solved first. A scenario whose centre did not settle (``details
+    ["converged"]`` false) gets ``None`` at the other profiles: an interval
+    around a point that is not a fixed point means nothing, and its sigma
+    points would each cost the full step budget again. The others are solved
+    under the sigma-point profiles starting from their centre (``warm_from``,
+    the centre solved again as the leader): a sigma point moves the fixed
+    point a little, so it is reached in a few steps instead of from scratch."""
     n, k = len(scenarios), len(profiles)
     out: list[list[Any]] = [[None] * n for _ in range(k)]
     per = max(1, chunk // max(k, 1))
     done = 0
     for a in range(0, n, per):
         block = list(range(a, min(a + per, n)))
-        scs = [scenarios[i] for _ in range(k) for i in block]
-        profs = [p for p in profiles for _ in block]
-        warm = [None if j < len(block) else j % len(block) for j in range(len(scs))]
-        preds = predict_many(scs, profs, warm_from=warm) if k > 1 else predict_many(scs, profs)
-        for j, pred in enumerate(preds):
-            out[j // len(block)][block[j % len(block)]] = pred
-        done += len(scs)
+        centre = predict_many([scenarios[i] for i in block], [profiles[0]] * len(block))
+        for i, pred in zip(block, centre):
+            out[0][i] = pred
+        done += len(block)
+        if progress is not None:
+            progress(done, n * k)
+        settled = [i for i, pred in zip(block, centre) if _settled(pred)]
+        if k > 1 and settled:
+            scs = [scenarios[i] for _ in range(k) for i in settled]
+            profs = [p for p in profiles for _ in settled]
+            warm = [None if j < len(settled) else j % len(settled) for j in range(len(scs))]
+            preds = predict_many(scs, profs, warm_from=warm)
+            for j, pred in enumerate(preds[len(settled):], start=len(settled)):
+                out[j // len(settled)][settled[j % len(settled)]] = pred
+        done += (k - 1) * len(block)
         if progress is not None:
             progress(done, n * k)
     return out
+
+
+def _settled(pred: Any) -> bool:
+    details = getattr(pred, "details", None) or {}
+    return bool(details.get("converged", True))
 
 
 def _norm_cdf(z: float) -> float:

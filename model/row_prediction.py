@@ -48,8 +48,10 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
     for row, ss in zip(rows, needs):
         at = [[g[index[s]] for s in ss] for g in grid]
         centre = _located(lambda: form.columns(row, at[0]), row, source)
-        others = [form.columns(row, a) for a in at[1:]]
-        if intervals:
+        # a rack whose centre did not settle has no sigma points (solve_grid)
+        unsettled = any(p is None for a in at[1:] for p in a)
+        others = [] if unsettled else [form.columns(row, a) for a in at[1:]]
+        if intervals and not unsettled:
             out.append(columns_with_intervals(centre, others, profile, kind.name))
         else:
             out.append({f"pred_{c}": v for c, v in centre.items()})

@@ -355,15 +355,22 @@ def _late_sums(cum: np.ndarray, logd: np.ndarray, k_drop: np.ndarray, S: np.ndar
         return out
     rows = np.arange(P) if rows is None else np.asarray(rows)
     edges = _k_bins(width - 1)
+    kd = np.minimum(np.ceil(k_drop), width - 1.0).astype(np.int64)        # k < k_drop
+    # only bins that start below some worker's drop level hold any term
+    used = max(1, int(np.searchsorted(edges[:-1], int(kd.max()), side="left")))
+    edges = edges[:used + 1]
     lo = edges[:-1][None, :]
-    kd = np.minimum(np.ceil(k_drop), width - 1.0).astype(np.int64)[:, None]   # k < k_drop
-    hi = np.minimum(edges[1:][None, :], kd)
+    hi = np.minimum(edges[1:][None, :], kd[:, None])
     with np.errstate(invalid="ignore", over="ignore"):
-        def tail(k):
-            c = cum[rows[:, None], np.minimum(k, width - 1)]
+        def tail(c, k):
             t = np.exp(np.minimum(k * logd[:, None] + c, 0.0))
             return np.where(np.isfinite(c), np.nan_to_num(t), 0.0)
-        pk = np.where(hi > lo, tail(lo) - tail(np.maximum(hi, lo)), 0.0)
+        # the tail at every edge, once (columns of the racks' cum first, then
+        # one row per worker), and at each worker's drop level
+        at_edges = tail(cum[:, edges][rows], edges[None, :].astype(float))
+        at_kd = tail(cum[rows, kd][:, None], kd[:, None].astype(float))
+        t_hi = np.where(edges[1:][None, :] <= kd[:, None], at_edges[:, 1:], at_kd)
+        pk = np.where(hi > lo, at_edges[:, :-1] - t_hi, 0.0)
     keep = pk > 1e-15
     pk = np.where(keep, pk, 0.0)
     total = pk.sum(axis=1)
@@ -759,7 +766,8 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         width = hi[todo] - lo[todo]
         # A rack whose inner fixed point keeps failing to settle stops after
         # STEP_BUDGET steps in all, reported as unsettled: 40 rounds of MAX_ITER
-        # would take minutes for the same flag (the soak met 4,133 steps)
+        # would take minutes for the same flag (the soak met 4,133 steps; a
+        # resend storm of 296 workers at a 12 us timeout costs 0.1 s a step)
         fin = (np.abs(g) <= 1e-4 * (Dn + 1e-3 * b.period[todo])) | (width <= 1e-5 * (hi[todo] + 1.0)) \
             | (~res.converged & (total[todo] >= STEP_BUDGET))
         done[todo[fin]] = True
@@ -878,6 +886,9 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None,
     out = []
     for r, spec in enumerate(specs):
         one = _row(st, r, b)
+        # Also for a rack whose healthy solve did not settle: a worker over
+        # capacity healthy is collapsed in every state of the chain, and that
+        # state often settles (the 'loss + timeouts' parity rack does).
         if collapsed is None and _collapse_possible(b, st, r):
             mixture, evaluations = _collapse_mixture(b.rows(np.array([r])), one)
         else:

@@ -1,0 +1,68 @@
+"""Intervals over many racks: which sigma points are solved (model.intervals.solve_grid)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def test_a_scenario_whose_centre_does_not_settle_gets_no_sigma_points():
+    """solve_grid solves the centres first; only the settled ones go on to the
+    sigma-point profiles, each warm-started from its centre (solved again as
+    the leader). The unsettled one gets None there."""
+    from model.intervals import solve_grid
+    calls = []
+
+    def predict_many(scs, profs, warm_from=None):
+        calls.append((list(scs), list(profs), warm_from))
+        return [SimpleNamespace(sc=s, prof=p, details={"converged": s != "b"})
+                for s, p in zip(scs, profs)]
+
+    out = solve_grid(["a", "b", "c"], ["p0", "p1", "p2"], predict_many)
+    assert calls[0] == (["a", "b", "c"], ["p0"] * 3, None)
+    assert calls[1][0] == ["a", "c"] * 3
+    assert calls[1][1] == ["p0", "p0", "p1", "p1", "p2", "p2"]
+    assert calls[1][2] == [None, None, 0, 1, 0, 1]
+    assert [p.prof for p in out[0]] == ["p0"] * 3
+    assert out[1][1] is None and out[2][1] is None
+    assert (out[1][0].sc, out[1][0].prof) == ("a", "p1")
+    assert (out[2][2].sc, out[2][2].prof) == ("c", "p2")
+
+
+def test_an_unsettled_rack_is_predicted_without_an_interval(monkeypatch):
+    """A rack whose fixed point did not settle keeps its throughput (the map's
+    last output) and has no interval, in predict and in predict --runs;
+    a settled rack keeps its interval."""
+    import model.solvers.analytic as an
+    from model.intervals import predict_with_intervals
+    from model.kinds import detect
+    from model.profile import Profile
+    from model.row_prediction import predict_kind_rows
+    from model.scenario import Scenario
+    from sim.batch import read_runs
+
+    profile = Profile.load("tofino-testbed")
+    settled = predict_with_intervals([Scenario.default()], profile)[0]
+    assert settled.prediction.details["converged"]
+    assert settled.mops_lo < settled.prediction.throughput_mops < settled.mops_hi
+
+    header, rows = read_runs(str(DATA / "farreach_runs.csv"))
+    kind = detect(header, source="farreach_runs.csv")
+    row = rows[0]
+    with_iv = predict_kind_rows(kind, [row], profile)[0]
+    assert with_iv["pred_mops_lo"] < with_iv["pred_mops"] < with_iv["pred_mops_hi"]
+
+    # fewer steps than the minimum a rack needs to settle (4): nothing settles
+    monkeypatch.setattr(an, "MAX_ITER", 3)
+    monkeypatch.setattr(an, "STEP_BUDGET", 6)
+    ip = predict_with_intervals([Scenario.default()], profile)[0]
+    assert not ip.prediction.details["converged"]
+    assert ip.mops_lo is None and ip.mops_hi is None
+    assert ip.prediction.throughput_mops > 0
+    without = predict_kind_rows(kind, [row], profile)[0]
+    assert without["pred_mops"] > 0
+    assert not any(k.endswith(("_lo", "_hi")) for k in without)
+
