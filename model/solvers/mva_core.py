@@ -145,7 +145,7 @@ def approximate_batch(v, S, A, C, Uo, V, Z, N):
         if np.all(hi - lo <= 4e-16 * hi):
             break
     x = lo
-    q, a_ = queues(x)
+    q, _ = queues(x)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(v3 > 0, q / (x[:, :, None] * v3), S3 * s3 + V3)
     u = x[:, :, None] * v3 * A3

@@ -309,7 +309,7 @@ def test_the_collapse_chain_weighs_one_and_two_collapsed_workers(profile):
     switches (the simulator: two 58-72 % of the time); the old mixture put
     91 % on one collapsed worker for the whole run."""
     from model.solvers import analytic as an
-    an_, b, order, (st0, _, _) = _collapse_states(profile)
+    _, b, order, (st0, _, _) = _collapse_states(profile)
     mixture, _ = an._collapse_mixture(b, st0)
     weights = {len(st.collapsed[0]): w for w, st in mixture}
     assert sum(weights.values()) == pytest.approx(1.0)
