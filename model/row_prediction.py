@@ -49,13 +49,27 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
         at = [[g[index[s]] for s in ss] for g in grid]
         centre = _located(lambda: form.columns(row, at[0]), row, source)
         # a rack whose centre did not settle has no sigma points (solve_grid)
-        unsettled = any(p is None for a in at[1:] for p in a)
-        others = [] if unsettled else [form.columns(row, a) for a in at[1:]]
+        unsettled = [p for p in at[0] if not _settled(p)]
         if intervals and not unsettled:
+            others = [form.columns(row, a) for a in at[1:]]
             out.append(columns_with_intervals(centre, others, profile, kind.name))
         else:
             out.append({f"pred_{c}": v for c, v in centre.items()})
+        if unsettled:
+            steps = max(int(p.details.get("iterations", 0)) for p in unsettled)
+            out[-1][WARNING] = (f"the analytic fixed point did not settle ({steps} steps): "
+                                "figures are its last iterate, no interval; check with "
+                                "python -m sim simulate")
     return out
+
+
+#: the column that flags a row whose prediction is not a settled fixed point
+WARNING = "pred_warning"
+
+
+def _settled(pred) -> bool:
+    details = getattr(pred, "details", None) or {}
+    return bool(details.get("converged", True))
 
 
 def check_rows(kind: RunKind, rows: Sequence[dict], source: str | None = None) -> None:

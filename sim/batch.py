@@ -20,7 +20,7 @@ from model.errors import InputError
 from model.safe_io import atomic_write, read_csv
 from model.profile import Profile
 from model.kinds import RunKind, detect
-from model.row_prediction import check_rows, predict_kind_rows
+from model.row_prediction import WARNING, check_rows, predict_kind_rows
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -99,6 +99,11 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
         raise Interrupted(len(results), len(rows), "rows",
                           f"the rows predicted so far are in {out} (column partial)") from None
     _write(out, kind, header, rows, results, pred_cols)
+    unsettled = sum(1 for r in results if r.get(WARNING))
+    if unsettled:
+        import sys
+        print(f"WARNING: {unsettled} of {len(rows)} rows did not settle (column {WARNING} "
+              f"in {out}); their figures are the solver's last iterate", file=sys.stderr)
     return kind, len(rows)
 
 

@@ -65,4 +65,28 @@ def test_an_unsettled_rack_is_predicted_without_an_interval(monkeypatch):
     without = predict_kind_rows(kind, [row], profile)[0]
     assert without["pred_mops"] > 0
     assert not any(k.endswith(("_lo", "_hi")) for k in without)
+    assert "did not settle" in without["pred_warning"]
+    assert "pred_warning" not in with_iv
+
+
+def test_predict_runs_flags_unsettled_rows_in_a_column_and_on_stderr(monkeypatch, tmp_path, capsys):
+    """predict --runs: a row whose rack did not settle gets pred_warning and
+    empty interval columns; stderr counts them; every input column is kept."""
+    import model.solvers.analytic as an
+    from sim.batch import read_runs, run_batch
+
+    src = tmp_path / "runs.csv"
+    lines = (DATA / "farreach_runs.csv").read_text().splitlines()
+    src.write_text("\n".join(lines[:3]) + "\n")
+    monkeypatch.setattr(an, "MAX_ITER", 3)
+    monkeypatch.setattr(an, "STEP_BUDGET", 6)
+    run_batch(str(src), str(tmp_path / "out.csv"), progress=False)
+    header, rows = read_runs(str(tmp_path / "out.csv"))
+    _, given = read_runs(str(src))
+    assert len(rows) == 2 and "pred_warning" in header
+    for r, g in zip(rows, given):
+        assert all(r[k] == v for k, v in g.items() if not k.startswith("__"))
+        assert "did not settle" in r["pred_warning"]
+        assert float(r["pred_mops"]) > 0 and r.get("pred_mops_lo", "") == ""
+    assert "2 of 2 rows did not settle" in capsys.readouterr().err
 
