@@ -143,7 +143,9 @@ def check_output(path: str) -> int:
     value: a list, a zero, a value the profile's uncertainty does not move)."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    pred_cols = [c for c in rows[0] if c.startswith("pred_")]
+    from model.row_prediction import WARNING
+    pred_cols = [c for c in rows[0] if c.startswith("pred_") and c != WARNING]
+    unsettled = sum(1 for r in rows if r.get(WARNING))
     bad, no_interval, cells = [], 0, 0
     for r in rows:
         for c in pred_cols:
@@ -160,7 +162,8 @@ def check_output(path: str) -> int:
                     bad.append((r["id"], c, r[c]))
                     break
     print(f"{len(rows)} rows, {len(pred_cols)} prediction columns: {cells} predicted cells, "
-          f"{len(bad)} not finite {bad[:20]}; {no_interval} interval cells empty (no interval)")
+          f"{len(bad)} not finite {bad[:20]}; {no_interval} interval cells empty (no interval); "
+          f"{unsettled} rows flagged unsettled ({WARNING})")
     return 1 if bad else 0
 
 
