@@ -144,6 +144,9 @@ def check_output(path: str) -> int:
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     from model.row_prediction import WARNING
+    if not rows:
+        print(f"{path}: no rows predicted (an interrupted batch keeps whole chunks only)")
+        return 1
     pred_cols = [c for c in rows[0] if c.startswith("pred_") and c != WARNING]
     unsettled = sum(1 for r in rows if r.get(WARNING))
     bad, no_interval, cells = [], 0, 0

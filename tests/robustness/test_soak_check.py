@@ -17,3 +17,10 @@ def test_check_reads_the_warning_column_as_text_and_every_prediction_as_a_number
     bad.write_text("id,pred_mops,pred_wait_us,pred_warning\nP1,nan,1|2,\nP2,0.1,3|inf,\n")
     assert check_output(str(bad)) == 1
     assert "2 not finite" in capsys.readouterr().out
+
+
+def test_check_of_an_output_without_rows_fails_with_a_message(tmp_path, capsys):
+    empty = tmp_path / "empty.csv"
+    empty.write_text("id,pred_mops,partial\n")
+    assert check_output(str(empty)) == 1
+    assert "no rows predicted" in capsys.readouterr().out
