@@ -175,21 +175,22 @@ def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_ma
         done += len(block)
         if progress is not None:
             progress(done, n * k)
-        settled = [i for i, pred in zip(block, centre) if _settled(pred)]
-        if k > 1 and settled:
-            scs = [scenarios[i] for _ in range(k) for i in settled]
-            profs = [p for p in profiles for _ in settled]
-            warm = [None if j < len(settled) else j % len(settled) for j in range(len(scs))]
+        kept = [i for i, pred in zip(block, centre) if settled(pred)]
+        if k > 1 and kept:
+            scs = [scenarios[i] for _ in range(k) for i in kept]
+            profs = [p for p in profiles for _ in kept]
+            warm = [None if j < len(kept) else j % len(kept) for j in range(len(scs))]
             preds = predict_many(scs, profs, warm_from=warm)
-            for j, pred in enumerate(preds[len(settled):], start=len(settled)):
-                out[j // len(settled)][settled[j % len(settled)]] = pred
+            for j, pred in enumerate(preds[len(kept):], start=len(kept)):
+                out[j // len(kept)][kept[j % len(kept)]] = pred
         done += (k - 1) * len(block)
         if progress is not None:
             progress(done, n * k)
     return out
 
 
-def _settled(pred: Any) -> bool:
+def settled(pred: Any) -> bool:
+    """Did the solver settle this prediction (``details["converged"]``, true when absent)?"""
     details = getattr(pred, "details", None) or {}
     return bool(details.get("converged", True))
 

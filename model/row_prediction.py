@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .errors import InputError
-from .intervals import columns_with_intervals, sigma_profiles, solve_grid
+from .intervals import columns_with_intervals, settled, sigma_profiles, solve_grid
 from .profile import Profile
 from .registry import RunKind
 
@@ -53,7 +53,7 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
         at = [[g[index[s]] for s in ss] for g in grid]
         centre = _located(lambda: form.columns(row, at[0]), row, source)
         # a rack whose centre did not settle has no sigma points (solve_grid)
-        unsettled = [p for p in at[0] if not _settled(p)]
+        unsettled = [p for p in at[0] if not settled(p)]
         if intervals and not unsettled:
             others = [form.columns(row, a) for a in at[1:]]
             out.append(columns_with_intervals(centre, others, profile, kind.name))
@@ -77,11 +77,6 @@ def _size(sc) -> tuple:
     except AttributeError:                  # not a rack scenario: keep the order
         return (0, 0)
     return (max(servers, 1).bit_length(), max(clients, 1).bit_length(), servers, clients)
-
-
-def _settled(pred) -> bool:
-    details = getattr(pred, "details", None) or {}
-    return bool(details.get("converged", True))
 
 
 def check_rows(kind: RunKind, rows: Sequence[dict], source: str | None = None) -> None:
