@@ -19,16 +19,22 @@ from .intervals import columns_with_intervals, settled, sigma_profiles, solve_gr
 from .profile import Profile
 from .registry import RunKind
 
-__all__ = ["predict_kind_rows", "rack_predict_row", "check_rows"]
+__all__ = ["predict_kind_rows", "rack_predict_row", "row_racks", "rack_size"]
 
 Progress = Callable[[int, int], None]
 
 
 def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
                       source: str | None = None, intervals: bool = True,
-                      progress: Progress | None = None) -> list[dict[str, Any]]:
+                      progress: Progress | None = None,
+                      solved: dict | None = None) -> list[dict[str, Any]]:
     """``pred_`` columns of every row, in order. ``progress(done, total)`` is
-    called as work completes (racks solved, or rows for row-by-row kinds)."""
+    called as work completes (racks solved, or rows for row-by-row kinds).
+
+    ``solved`` (rack scenario -> its predictions at the centre and each sigma
+    point) carries racks across calls: a caller that solves a long file in
+    pieces solves a rack shared by several pieces (a NoCache baseline) once.
+    It is read and filled in here."""
     if kind.rack is None:
         out = []
         for i, row in enumerate(rows):
@@ -39,18 +45,20 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
     form = kind.rack
     # Every row's racks first: a bad row fails before any solving.
     needs = [_located(lambda: form.scenarios(row), row, source) for row in rows]
-    unique = list(dict.fromkeys(s for ss in needs for s in ss))
+    solved = {} if solved is None else solved
+    todo = [s for s in dict.fromkeys(s for ss in needs for s in ss) if s not in solved]
     # Racks of like size batch together: a batch pads every rack to its
     # largest server count and client population, and a 16-server rack
     # beside a 3,911-server one paid for 3,911 stations at every step.
-    unique.sort(key=_size)
+    todo.sort(key=rack_size)
     points = sigma_profiles(profile)[0] if intervals else []
     from .solvers import predict_many
-    grid = solve_grid(unique, [profile, *points], predict_many, progress)
-    index = {s: i for i, s in enumerate(unique)}
+    grid = solve_grid(todo, [profile, *points], predict_many, progress)
+    for i, s in enumerate(todo):
+        solved[s] = [g[i] for g in grid]
     out = []
     for row, ss in zip(rows, needs):
-        at = [[g[index[s]] for s in ss] for g in grid]
+        at = [[solved[s][j] for s in ss] for j in range(1 + len(points))]
         centre = _located(lambda: form.columns(row, at[0]), row, source)
         # a rack whose centre did not settle has no sigma points (solve_grid)
         unsettled = [p for p in at[0] if not settled(p)]
@@ -71,7 +79,8 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
 WARNING = "pred_warning"
 
 
-def _size(sc) -> tuple:
+def rack_size(sc) -> tuple:
+    """Sort key of a rack scenario: servers, then clients, by order of magnitude."""
     try:
         servers, clients = int(sc.servers.count), int(sc.clients.threads)
     except AttributeError:                  # not a rack scenario: keep the order
@@ -79,13 +88,14 @@ def _size(sc) -> tuple:
     return (max(servers, 1).bit_length(), max(clients, 1).bit_length(), servers, clients)
 
 
-def check_rows(kind: RunKind, rows: Sequence[dict], source: str | None = None) -> None:
-    """Raise the first bad row's error (file, line, column) before any solving.
+def row_racks(kind: RunKind, rows: Sequence[dict], source: str | None = None) -> list[list]:
+    """The rack scenarios each row needs (none for a kind without a rack form).
 
-    For callers that solve a long file in pieces (batch prediction in chunks)."""
-    if kind.rack is not None:
-        for row in rows:
-            _located(lambda: kind.rack.scenarios(row), row, source)
+    Raises the first bad row's error (file, line, column) before any solving,
+    for callers that solve a long file in pieces (batch prediction in chunks)."""
+    if kind.rack is None:
+        return [[] for _ in rows]
+    return [_located(lambda: kind.rack.scenarios(row), row, source) for row in rows]
 
 
 def rack_predict_row(kind_name: str) -> Callable[[dict, Profile], dict[str, Any]]:

@@ -20,7 +20,7 @@ from model.errors import InputError
 from model.safe_io import atomic_write, read_csv
 from model.profile import Profile
 from model.kinds import RunKind, detect
-from model.row_prediction import WARNING, check_rows, predict_kind_rows
+from model.row_prediction import WARNING, predict_kind_rows, rack_size, row_racks
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -29,29 +29,53 @@ def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
 
 
 def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
-                 source: str, progress: bool = False,
-                 intervals: bool = True, chunk: int = 256) -> Iterator[dict[str, Any]]:
-    """``pred_`` columns of every row, in order. Rack kinds are solved in
-    batches of ``chunk`` rows (shared racks once per batch), so a Ctrl-C
-    keeps every batch finished before it."""
+                 source: str, progress: bool = False, intervals: bool = True,
+                 chunk: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(row index, pred_ columns)`` for every row, as rows finish.
+
+    Every row is checked before any solving (a bad row 2,000 is reported at
+    once). Rack kinds are solved in pieces of ``chunk`` rows (by default
+    about one solver batch of racks), smallest racks first: a batch pads
+    every rack to its largest, and a Ctrl-C keeps every piece finished
+    before it, so a plan with one huge rack keeps all the small ones. A rack
+    several pieces need (a NoCache baseline) is solved once and kept until
+    the last piece that needs it. Other kinds go row by row, in order."""
     from .progress import bar
-    check_rows(kind, rows, source)        # a bad row 2,000 is reported before any work
+    needs = row_racks(kind, rows, source)
+    if kind.rack is None:
+        order, step = list(range(len(rows))), 1
+    else:
+        order = sorted(range(len(rows)),
+                       key=lambda i: max(map(rack_size, needs[i]), default=(0,)))
+        step = chunk or _rows_per_piece(profile, intervals, needs)
+    last_piece = {s: n // step for n, i in enumerate(order) for s in needs[i]}
+    solved: dict = {}
     with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
-        step = chunk if kind.rack is not None else 1    # row by row: keep every finished row
-        for a in range(0, len(rows), step):
-            part = rows[a:a + step]
+        for a in range(0, len(order), step):
+            part = order[a:a + step]
 
             def moved(done: int, total: int, a=a, part=part) -> None:
-                # racks solved within the chunk, shown as a share of its rows, so
-                # a chunk of slow racks does not look like a hang
+                # racks solved within the piece, shown as a share of its rows, so
+                # a piece of slow racks does not look like a hang
                 b.n = a + int(len(part) * done / max(total, 1))
                 b.refresh()
 
-            for preds in predict_kind_rows(kind, part, profile, source, intervals=intervals,
-                                           progress=moved):
-                yield preds
+            preds = predict_kind_rows(kind, [rows[i] for i in part], profile, source,
+                                      intervals=intervals, progress=moved, solved=solved)
+            yield from zip(part, preds)
+            for s in [s for s, last in last_piece.items() if last == a // step]:
+                solved.pop(s, None)          # no later piece needs it
             b.n = a + len(part)
             b.refresh()
+
+
+def _rows_per_piece(profile: Profile, intervals: bool, needs: list[list]) -> int:
+    """Rows whose racks fill about one block of :func:`model.intervals.solve_grid`
+    (512 rack solves over the centre and the sigma points)."""
+    from model.intervals import sigma_profiles
+    solves = 1 + (len(sigma_profiles(profile)[0]) if intervals else 0)
+    per_row = max(1.0, sum(map(len, needs)) / max(len(needs), 1))
+    return max(1, int(512 / solves / per_row))
 
 
 def format_value(v: Any) -> str:
@@ -70,8 +94,9 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
               progress: bool = False, intervals: bool = True) -> tuple[RunKind, int]:
     """Predict every row of ``runs`` into ``out``; returns the kind and the row count.
 
-    Ctrl-C writes the rows predicted so far, each with ``partial`` = ``true``,
-    and raises :class:`sim.progress.Interrupted`."""
+    Ctrl-C writes the rows predicted so far (in the input's order; rack kinds
+    are solved smallest first, so these need not be the first rows), each
+    with ``partial`` = ``true``, and raises :class:`sim.progress.Interrupted`."""
     from .progress import Interrupted
     header, rows = read_runs(runs)
     kind = detect(header, source=runs)
@@ -80,10 +105,9 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
         if col in header:
             raise InputError(f"the input already has a column '{col}' (a previous "
                              "prediction?); rename or remove it", source=runs, line=1, field=col)
-    pred_cols: list[str] = []
-    results = []
+    results: dict[int, dict[str, Any]] = {}
     try:
-        for preds in predict_rows(kind, rows, profile, runs, progress, intervals):
+        for i, preds in predict_rows(kind, rows, profile, runs, progress, intervals):
             for k in preds:
                 if k in header:
                     # Writing over it would lose the user's column; keeping it
@@ -91,15 +115,13 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
                     raise InputError(f"the input already has a column '{k}' (a previous "
                                      "prediction?); rename or remove it", source=runs, line=1,
                                      field=k)
-                if k not in pred_cols:
-                    pred_cols.append(k)
-            results.append(preds)
+            results[i] = preds
     except KeyboardInterrupt:
-        _write(out, kind, header, rows, results, pred_cols, partial=True)
+        _write(out, kind, header, rows, results, partial=True)
         raise Interrupted(len(results), len(rows), "rows",
                           f"the rows predicted so far are in {out} (column partial)") from None
-    _write(out, kind, header, rows, results, pred_cols)
-    unsettled = sum(1 for r in results if r.get(WARNING))
+    _write(out, kind, header, rows, results)
+    unsettled = sum(1 for r in results.values() if r.get(WARNING))
     if unsettled:
         import sys
         print(f"WARNING: {unsettled} of {len(rows)} rows did not settle (column {WARNING} "
@@ -108,14 +130,20 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
 
 
 def _write(out: str, kind: RunKind, header: list[str], rows: list[dict[str, str]],
-           results: list[dict[str, Any]], pred_cols: list[str], partial: bool = False) -> None:
+           results: dict[int, dict[str, Any]], partial: bool = False) -> None:
+    """The predicted rows (``results``: row index -> pred_ columns), in the input's order.
+
+    The pred_ columns come in the order rows first name them, read in the
+    input's order, whatever order the rows were solved in."""
+    pred_cols = list(dict.fromkeys(k for i in sorted(results) for k in results[i]))
     extra = [UNPREDICTED] if kind.unpredicted else []
     if partial:
         extra.append("partial")
     with atomic_write(out) as fh:
         w = csv.writer(fh)
         w.writerow(header + pred_cols + extra)
-        for row, preds in zip(rows, results):
+        for i in sorted(results):
+            row, preds = rows[i], results[i]
             w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols]
                        + ([unpredicted(kind, row)] if kind.unpredicted else [])
                        + (["true"] if partial else []))

@@ -145,7 +145,7 @@ def check_output(path: str) -> int:
         rows = list(csv.DictReader(fh))
     from model.row_prediction import WARNING
     if not rows:
-        print(f"{path}: no rows predicted (an interrupted batch keeps whole chunks only)")
+        print(f"{path}: no rows predicted")
         return 1
     pred_cols = [c for c in rows[0] if c.startswith("pred_") and c != WARNING]
     unsettled = sum(1 for r in rows if r.get(WARNING))

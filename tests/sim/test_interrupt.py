@@ -234,3 +234,51 @@ def test_batch_bar_moves_while_a_chunk_of_racks_is_solved(monkeypatch):
     assert len(out) == 3
     assert seen[-1] == 3 and seen == sorted(seen)
     assert any(0 < n < 3 for n in seen), seen          # moved inside the chunk
+
+
+def test_batch_interrupted_keeps_every_piece_of_racks_solved(tmp_path, monkeypatch, capsys):
+    """Rack rows are solved in pieces, smallest rack first. Ctrl-C during the
+    second piece keeps the first piece's rows, whichever lines they are on,
+    in the input's order; a rack two pieces need is solved once."""
+    import model.row_prediction as rp
+    from sim import batch
+    header, rows = batch.read_runs(ROOT / "examples" / "runs.csv")
+    # three rows; the smallest rack is on the last line
+    pick = [dict(rows[0], id="A", servers="8", clients="256"),
+            dict(rows[1], id="B", servers="4", clients="128"),
+            dict(rows[0], id="C", servers="1", clients="32")]
+    src = tmp_path / "runs.csv"
+    with open(src, "w", newline="") as fh:
+        w = csv.DictWriter(fh, header, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(pick)
+    real, pieces = rp.solve_grid, []
+
+    def solve_grid(scs, profs, fn, prog=None):
+        pieces.append(list(scs))
+        if len(pieces) == 2:
+            raise KeyboardInterrupt
+        return real(scs, profs, fn, prog)
+    monkeypatch.setattr(rp, "solve_grid", solve_grid)
+    monkeypatch.setattr(batch, "_rows_per_piece", lambda *a: 1)
+    out = tmp_path / "p.csv"
+    rc = cli.main(["predict", "--runs", str(src), "--out", str(out)])
+    assert rc == 130 and "PARTIAL: interrupted after 1 of 3 rows" in capsys.readouterr().err
+    kept = _csv(out)
+    assert [(r["id"], r["servers"], r["partial"]) for r in kept] == [("C", "1", "true")]
+    assert float(kept[0]["pred_mops"]) > 0
+
+    # uninterrupted, with one row per piece: the FarReach row's NoCache baseline
+    # is the NoCache row's rack, solved in the first piece that needs it only
+    monkeypatch.setattr(rp, "solve_grid", lambda scs, profs, fn, prog=None:
+                        (pieces.append(list(scs)), real(scs, profs, fn, prog))[1])
+    pieces.clear()
+    same = [dict(rows[0], id="A", servers="4", clients="128"),
+            dict(rows[1], id="B", servers="4", clients="128")]
+    got = dict(batch.predict_rows(batch.detect(header, "x"), same, batch.Profile.load("tofino-testbed"),
+                                  "x", intervals=False))
+    solved = [s for p in pieces for s in p]
+    assert len(solved) == len(set(solved)) == 2 and set(got) == {0, 1}
+    whole = batch.predict_kind_rows(batch.detect(header, "x"), same,
+                                    batch.Profile.load("tofino-testbed"), intervals=False)
+    assert [got[0], got[1]] == whole
