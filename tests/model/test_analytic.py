@@ -495,3 +495,28 @@ def test_deep_queues_are_summed_in_bins_close_to_k_by_k(monkeypatch):
             exact = an._late_sums(*args, rows=rows)
         assert np.count_nonzero(exact > 0.1) >= 3
         assert binned == pytest.approx(exact, rel=1e-3)
+
+
+def test_block_overflow_of_many_stations_matches_the_one_station_form():
+    """_overflow_pairs (every worker of a batch at once, only the columns from
+    the smallest room on) equals network.block_overflow worker by worker,
+    for rooms from below zero (overflow from an empty queue) to past the
+    population, over racks of different populations."""
+    from model.rack.network import block_overflow
+    from model.solvers.analytic import _cum_logx, _overflow_pairs
+    rng = np.random.default_rng(5)
+    N = np.array([40, 300, 7])
+    x_hist = np.zeros((3, 300))
+    for r, n in enumerate(N):
+        x_hist[r, :n] = np.cumsum(rng.uniform(0.1, 1.0, n)) / np.arange(1, n + 1) * 0.9
+    cum = _cum_logx(x_hist, N, 299)
+    rows = np.array([0, 0, 1, 1, 1, 2, 2])
+    logd = np.log(rng.uniform(0.3, 2.0, len(rows)))
+    c = np.array([12.4, -3.0, 150.0, 0.2, 420.0, 3.7, 6.5])
+    got = _overflow_pairs(cum, logd, c, rows)
+    for p, (r, ld, cc) in enumerate(zip(rows, logd, c)):
+        k = np.arange(cum.shape[1])
+        tail = np.where(np.isfinite(cum[r]), np.exp(np.minimum(k * ld + cum[r], 0.0)), 0.0)
+        a = 50.0                                   # room - a = c
+        want = block_overflow(tail, cc + a, a)
+        assert got[p] == pytest.approx(want, rel=1e-9, abs=1e-12), (p, got[p], want)
