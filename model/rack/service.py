@@ -221,23 +221,34 @@ def mean_stretch(s: ServiceSpec, util: np.ndarray, machine_of: np.ndarray,
     for m in np.unique(machine_of):
         idx = np.nonzero(machine_of == m)[0]
         bg = float(bg_running[m]) if m < len(bg_running) else 0.0
-        # distribution of busy peers + background jobs for each worker of the machine
-        for i in idx:
-            peers = u[idx[idx != i]]
-            dist = np.zeros(len(peers) + 1)
-            dist[0] = 1.0
-            for p in peers:                 # Poisson-binomial by convolution
-                dist[1:] = dist[1:] * (1 - p) + dist[:-1] * p
-                dist[0] *= (1 - p)
-            kmax = int(bg + 10.0 * math.sqrt(bg + 1.0)) + 1
-            ks = np.arange(kmax + 1)
-            pois = np.exp(ks * math.log(bg) - bg - np.array([math.lgamma(k + 1) for k in ks])) \
-                if bg > 0 else (ks == 0).astype(float)
-            run = 1 + np.add.outer(np.arange(len(dist)), ks)
-            probs = np.outer(dist, pois)
-            factor = np.where(run > s.cores, run / s.cores * (1.0 + s.ctx_penalty), 1.0)
-            out[i] = float((probs * factor).sum() / probs.sum())
+        dist = _busy_peers_dist(u[idx])
+        kmax = int(bg + 10.0 * math.sqrt(bg + 1.0)) + 1
+        ks = np.arange(kmax + 1)
+        pois = np.exp(ks * math.log(bg) - bg - np.array([math.lgamma(k + 1) for k in ks])) \
+            if bg > 0 else (ks == 0).astype(float)
+        run = 1 + np.add.outer(np.arange(dist.shape[1]), ks)
+        factor = np.where(run > s.cores, run / s.cores * (1.0 + s.ctx_penalty), 1.0)
+        # E[factor] under (busy peers) x (background jobs), independent
+        out[idx] = (dist @ (factor @ pois)) / (dist.sum(axis=1) * pois.sum())
     return out
+
+
+def _busy_peers_dist(u: np.ndarray) -> np.ndarray:
+    """Row i: the distribution of how many of the other workers are busy
+    (Poisson-binomial of ``u`` without ``u[i]``), for all i at once.
+
+    One convolution step per worker, applied to every row but that worker's
+    own: O(n^2) work in n array operations (a worker-by-worker loop cost
+    13 ms per solver step at 37 workers on two machines)."""
+    n = len(u)
+    dist = np.zeros((n, n))
+    dist[:, 0] = 1.0
+    for j, p in enumerate(u):
+        keep = dist[j].copy()               # worker j is not its own peer
+        dist[:, 1:] = dist[:, 1:] * (1.0 - p) + dist[:, :-1] * p
+        dist[:, 0] *= 1.0 - p
+        dist[j] = keep
+    return dist
 
 
 # ---------------------------------------------------------------- per-event draw

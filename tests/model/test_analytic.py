@@ -520,3 +520,38 @@ def test_block_overflow_of_many_stations_matches_the_one_station_form():
         a = 50.0                                   # room - a = c
         want = block_overflow(tail, cc + a, a)
         assert got[p] == pytest.approx(want, rel=1e-9, abs=1e-12), (p, got[p], want)
+
+
+def test_mean_stretch_matches_the_worker_by_worker_expectation():
+    """service.mean_stretch (all workers of a machine at once) against the
+    expectation written out worker by worker: peers busy independently
+    (Poisson-binomial by convolution), background jobs Poisson."""
+    from dataclasses import replace as dc_replace
+    rng = np.random.default_rng(3)
+    spec = compile_rack(Scenario.default(), Profile.load("tofino-testbed")).service
+    sv = dc_replace(spec, cores=5, ctx_penalty=0.3)
+    machine_of = np.array([0, 1, 0, 0, 2, 1, 0, 0, 1])
+    util = np.array([0.9, 0.2, 0.0, 1.0, 0.5, 0.7, 0.33, 0.8, 0.05])
+    bg = np.array([2.5, 0.0, 7.0])
+
+    def reference(i):
+        m = machine_of[i]
+        peers = [util[j] for j in range(len(util)) if machine_of[j] == m and j != i]
+        dist = np.array([1.0])
+        for p in peers:
+            dist = np.convolve(dist, [1.0 - p, p])
+        total = 0.0
+        mass = 0.0
+        for a, pa in enumerate(dist):
+            for k in range(60):
+                pk = math.exp(-bg[m]) * bg[m] ** k / math.factorial(k)
+                total += pa * pk * service.stretch(1 + a + k, sv.cores, sv.ctx_penalty)
+                mass += pa * pk
+        return total / mass
+
+    got = service.mean_stretch(sv, util, machine_of, bg)
+    for i in range(len(util)):
+        assert got[i] == pytest.approx(reference(i), rel=1e-9)
+    assert np.all(got >= 1.0)
+    assert got[1] == got[5] == got[8] == 1.0    # three workers, no jobs, five cores
+    assert np.all(service.mean_stretch(dc_replace(sv, cores=0), util, machine_of, bg) == 1.0)
