@@ -612,20 +612,22 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
         lo, hi = hi, 0.99
         if excess(0.99) > 0:
             # even 99 % drops leave it over capacity (a worker that nearly every
-            # request visits): look up to 1 - 1e-12, halving the log-odds
+            # request visits): look up to 1 - 1e-12, in the log-odds
             lo, hi, steep = 0.99, 1.0 - 1e-12, True
-    for _ in range(8 if hi - lo <= 0.1 and not steep else 40):
-        if hi <= lo:
-            break
+            if excess(hi) > 0:
+                lo = hi                              # over capacity at any drop fraction
+    if hi > lo:
+        # the root by Brent's method (about 8 evaluations, each a full
+        # recursion, where bisection to the same precision took 40); in the
+        # log-odds when the drop fraction is past 0.99
+        from scipy.optimize import brentq
         if steep:
-            a, c = math.log(lo / (1.0 - lo)), math.log(hi / (1.0 - hi))
-            mid = 1.0 / (1.0 + math.exp(-0.5 * (a + c)))
+            logit = lambda q: math.log(q / (1.0 - q))          # noqa: E731
+            x = brentq(lambda z: excess(1.0 / (1.0 + math.exp(-z))), logit(lo), logit(hi),
+                       xtol=1e-9, maxiter=60)
+            hi = 1.0 / (1.0 + math.exp(-x))
         else:
-            mid = 0.5 * (lo + hi)
-        if excess(mid) > 0:
-            lo = mid
-        else:
-            hi = mid
+            hi = brentq(excess, lo, hi, xtol=1e-10, maxiter=60)
     for i in cs:
         Sm[i] = _collapsed_residence(hi, period, full[i])
     return hi, late
@@ -1034,8 +1036,12 @@ def _collapse_mixture(b1: _Batch, st0: _State):
         k = frontier.pop(0)
         if k in ks or k > len(order):
             continue
-        if k > lo and evaluations > CHAIN_BUDGET:
-            break                  # states that do not settle: keep what was solved
+        if k > lo and (evaluations > CHAIN_BUDGET
+                       or not all(states[j].converged[0] for j in ks)):
+            # states that do not settle: keep what was solved. One that did
+            # not settle cost MAX_ITER steps, and so would each further state
+            # (a soak scenario of 37 workers spent 2,000 steps on five more).
+            break
         if k > lo and not sustained(k):
             continue
         ks.append(k)
