@@ -54,6 +54,10 @@ from . import mva_core
 
 MAX_ITER = 400
 STEP_BUDGET = 4 * MAX_ITER       # steps per rack over all timeout-delay rounds, when unsettled
+#: ... and no more rounds for a rack after this many did not settle: near the
+#: root of the delay the map can have no stable point, and every further round
+#: costs MAX_ITER steps for the same flag (a full-range plan rack spent 1,600)
+UNSETTLED_ROUNDS = 2
 TOL = 1e-5
 #: Probability of a late reply below which it is not computed (its
 #: resends and failures are smaller than the fixed point's tolerance).
@@ -735,6 +739,7 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
     done = ~need
     best = np.where(need, np.inf, 0.0)
     g_last = g0.copy()
+    failed = np.zeros(R, dtype=np.int64)            # rounds whose fixed point did not settle
     for rnd in range(40):
         todo = np.nonzero(~done)[0]
         if len(todo) == 0:
@@ -772,8 +777,9 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         # STEP_BUDGET steps in all, reported as unsettled: 40 rounds of MAX_ITER
         # would take minutes for the same flag (the soak met 4,133 steps; a
         # resend storm of 296 workers at a 12 us timeout costs 0.1 s a step)
+        failed[todo] += ~res.converged
         fin = (np.abs(g) <= 1e-4 * (Dn + 1e-3 * b.period[todo])) | (width <= 1e-5 * (hi[todo] + 1.0)) \
-            | (~res.converged & (total[todo] >= STEP_BUDGET))
+            | (~res.converged & ((total[todo] >= STEP_BUDGET) | (failed[todo] >= UNSETTLED_ROUNDS)))
         done[todo[fin]] = True
     st.iterations = total
     return st
