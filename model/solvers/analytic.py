@@ -58,8 +58,6 @@ STEP_BUDGET = 4 * MAX_ITER       # steps per rack over all timeout-delay rounds,
 #: root of the delay the map can have no stable point, and every further round
 #: costs MAX_ITER steps for the same flag (a full-range plan rack spent 1,600)
 UNSETTLED_ROUNDS = 2
-#: a fixed point whose residual has not halved in this many steps is circling
-STALL_STEPS = 100
 TOL = 1e-5
 #: Probability of a late reply below which it is not computed (its
 #: resends and failures are smaller than the fixed point's tolerance).
@@ -655,8 +653,6 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
     mach_per = b.nmach // R
     out = {}
     map_X, map_util = st.X.copy(), st.util.copy()
-    anchor, anchor_at = np.full(R, np.inf), np.zeros(R, dtype=np.int64)
-    gave_up = np.zeros(R, dtype=bool)
     for it in range(1, MAX_ITER + 1):
         todo = np.nonzero(~done)[0]
         if len(todo) == 0:
@@ -691,16 +687,8 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
         st.iterations[todo] += 1
         conv = (it >= min_steps) & (delta < (tol if np.isscalar(tol) else tol[todo])) & ~fresh
         done[todo[conv]] = True
-        # A rack whose residual has not halved in STALL_STEPS steps circles
-        # (a limit cycle of the damped map): it stops here, unsettled,
-        # instead of circling to MAX_ITER.
-        better = delta < 0.5 * anchor[todo]
-        anchor[todo[better]], anchor_at[todo[better]] = delta[better], it
-        stalled = ~conv & (it - anchor_at[todo] >= STALL_STEPS)
-        done[todo[stalled]] = True
-        gave_up[todo[stalled]] = True
         _keep_extras(out, todo, extras, b)
-    st.converged = done & ~gave_up
+    st.converged = done
     # Every rack keeps the map's own last output, whose throughput,
     # utilisations and service times come from one recursion and so obey the
     # operational laws; the damped blend need not (a rack that did not settle,

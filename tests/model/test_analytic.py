@@ -562,8 +562,7 @@ def test_delay_rounds_stop_after_two_whose_fixed_point_did_not_settle(monkeypatc
     every round there ran MAX_ITER steps without settling, 1,660 steps in all
     for a 3-server NetCache rack of a full-range plan (row P0028), whose
     answer comes from its collapse chain anyway. The rounds now stop after
-    UNSETTLED_ROUNDS such rounds, each after STALL_STEPS steps without
-    progress, with the same answer (311 steps in all)."""
+    UNSETTLED_ROUNDS such rounds, with the same answer."""
     import model.solvers.analytic as an
     sc = Scenario.default().updated({
         "clients.threads": 576, "clients.timeout_ms": 6.64279, "switch.mode": "read-only",
@@ -582,12 +581,9 @@ def test_delay_rounds_stop_after_two_whose_fixed_point_did_not_settle(monkeypatc
     monkeypatch.setattr(an, "_iterate", counted)
     pred = an.solve(spec)
     assert rounds.count(False) == an.UNSETTLED_ROUNDS and not rounds[-1]
-    # ... each stopped once its residual had not halved in STALL_STEPS steps
-    assert pred.details["iterations"] < 2 * an.MAX_ITER
+    assert pred.details["iterations"] < 1000
     monkeypatch.setattr(an, "UNSETTLED_ROUNDS", 10)
-    monkeypatch.setattr(an, "STALL_STEPS", an.MAX_ITER)
     rounds.clear()
     longer = an.solve(spec)
     assert rounds.count(False) > an.STEP_BUDGET // an.MAX_ITER - 1      # the old cost
-    assert longer.details["iterations"] > 1600
     assert pred.throughput_mops == pytest.approx(longer.throughput_mops, rel=1e-6)
