@@ -49,6 +49,9 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
                        key=lambda i: max(map(rack_size, needs[i]), default=(0,)))
         step = chunk or _rows_per_piece(profile, intervals, needs)
     last_piece = {s: n // step for n, i in enumerate(order) for s in needs[i]}
+    evict: dict[int, list] = {}                  # piece -> racks no later piece needs
+    for s, piece in last_piece.items():
+        evict.setdefault(piece, []).append(s)
     solved: dict = {}
     with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
         for a in range(0, len(order), step):
@@ -63,8 +66,8 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
             preds = predict_kind_rows(kind, [rows[i] for i in part], profile, source,
                                       intervals=intervals, progress=moved, solved=solved)
             yield from zip(part, preds)
-            for s in [s for s, last in last_piece.items() if last == a // step]:
-                solved.pop(s, None)          # no later piece needs it
+            for s in evict.get(a // step, ()):
+                solved.pop(s, None)
             b.n = a + len(part)
             b.refresh()
 

@@ -587,7 +587,8 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
     """Residence of rack r's collapsed workers: a delay whose drop probability p
     makes the worker's request rate equal its capacity (it serves ``1 + l(1-p)``
     packets per request, ``l`` resends while late); X(p) falls and the capacity
-    rises with p, so p is bisected around its last value."""
+    rises with p, so p is bracketed around its last value and found by
+    Brent's method."""
     period, budget, K = float(b.period[r]), float(b.budget[r]), float(b.K[r])
     late = np.zeros(len(S_req))
     full = np.zeros(len(S_req))
@@ -627,14 +628,36 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
         from scipy.optimize import brentq
         if steep:
             logit = lambda q: math.log(q / (1.0 - q))          # noqa: E731
-            x = brentq(lambda z: excess(1.0 / (1.0 + math.exp(-z))), logit(lo), logit(hi),
-                       xtol=1e-9, maxiter=60)
-            hi = 1.0 / (1.0 + math.exp(-x))
+            sigmoid = lambda z: 1.0 / (1.0 + math.exp(-z))      # noqa: E731
+            f, a, c, xtol = (lambda z: excess(sigmoid(z))), logit(lo), logit(hi), 1e-9
         else:
-            hi = brentq(excess, lo, hi, xtol=1e-10, maxiter=60)
+            f, a, c, xtol = excess, lo, hi, 1e-10
+        try:
+            x = brentq(f, a, c, xtol=xtol, maxiter=60)
+        except (ValueError, RuntimeError):
+            # Brent needs the ends' signs to differ; near p = 1 the log-odds
+            # round trip moves the top end (1 - 1e-12 comes back as
+            # 0.9999999999989999), where the excess can change sign. Bisect
+            # on the side the sign tests chose instead.
+            x = _bisect(f, a, c, xtol)
+        hi = sigmoid(x) if steep else x
     for i in cs:
         Sm[i] = _collapsed_residence(hi, period, full[i])
     return hi, late
+
+
+def _bisect(f, lo: float, hi: float, xtol: float) -> float:
+    """The end ``hi`` side of a sign change of a falling ``f`` (``f(lo) > 0``),
+    halving until narrower than ``xtol``; never raises."""
+    for _ in range(200):
+        if hi - lo <= xtol:
+            break
+        mid = 0.5 * (lo + hi)
+        if f(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL,

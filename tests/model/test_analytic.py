@@ -587,3 +587,24 @@ def test_delay_rounds_stop_after_two_whose_fixed_point_did_not_settle(monkeypatc
     longer = an.solve(spec)
     assert rounds.count(False) > an.STEP_BUDGET // an.MAX_ITER - 1      # the old cost
     assert pred.throughput_mops == pytest.approx(longer.throughput_mops, rel=1e-6)
+
+
+def test_collapsed_drop_fraction_falls_back_to_bisection_when_brent_refuses(monkeypatch):
+    """Brent's method needs the bracket's ends to differ in sign; near p = 1 the
+    log-odds round trip moves the top end, where the excess can change sign,
+    and brentq then raises. The collapsed workers' drop fraction must then
+    come from bisection, with the same answer, never a traceback."""
+    import scipy.optimize
+    import model.solvers.analytic as an
+    spec = compile_rack(Scenario.default().updated({"clients.timeout_ms": 5.0}),
+                        Profile.load("tofino-testbed"))
+    want = an.solve(spec, collapsed=(0, 1))
+
+    def refuses(*a, **k):
+        raise ValueError("f(a) and f(b) must have different signs")
+    monkeypatch.setattr(scipy.optimize, "brentq", refuses)
+    got = an.solve(spec, collapsed=(0, 1))
+    assert got.throughput_mops == pytest.approx(want.throughput_mops, rel=1e-6)
+    assert got.details["loss_probability"][0] == pytest.approx(
+        want.details["loss_probability"][0], rel=1e-6)
+    assert an._bisect(lambda x: float("nan"), 0.0, 1.0, 1e-9) <= 1.0     # never raises
