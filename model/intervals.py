@@ -155,35 +155,33 @@ def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_ma
     """predictions[profile][scenario]: every pair solved in batches of about
     ``chunk`` racks.
 
-    A batch holds whole scenarios. Their centres (the first profile) are
-    solved first. A scenario whose centre did not settle (``details
-    ["converged"]`` false) gets ``None`` at the other profiles: an interval
-    around a point that is not a fixed point means nothing, and its sigma
-    points would each cost the full step budget again. The others are solved
-    under the sigma-point profiles starting from their centre (``warm_from``,
-    the centre solved again as the leader): a sigma point moves the fixed
-    point a little, so it is reached in a few steps instead of from scratch."""
+    A batch holds whole scenarios: their centres (the first profile) as the
+    leaders, solved cold, and the sigma-point profiles of each, started from
+    their centre (``warm_from``): a sigma point moves the fixed point a
+    little, so it is reached in a few steps instead of from scratch. A
+    scenario whose centre did not settle (``details["converged"]`` false)
+    gets ``None`` at the other profiles (``predict_many`` does not solve
+    them): an interval around a point that is not a fixed point means
+    nothing, and its sigma points would each cost the full step budget
+    again."""
     n, k = len(scenarios), len(profiles)
     out: list[list[Any]] = [[None] * n for _ in range(k)]
     per = max(1, chunk // max(k, 1))
     done = 0
     for a in range(0, n, per):
         block = list(range(a, min(a + per, n)))
-        centre = predict_many([scenarios[i] for i in block], [profiles[0]] * len(block))
-        for i, pred in zip(block, centre):
-            out[0][i] = pred
-        done += len(block)
-        if progress is not None:
-            progress(done, n * k)
-        kept = [i for i, pred in zip(block, centre) if settled(pred)]
-        if k > 1 and kept:
-            scs = [scenarios[i] for _ in range(k) for i in kept]
-            profs = [p for p in profiles for _ in kept]
-            warm = [None if j < len(kept) else j % len(kept) for j in range(len(scs))]
-            preds = predict_many(scs, profs, warm_from=warm)
-            for j, pred in enumerate(preds[len(kept):], start=len(kept)):
-                out[j // len(kept)][kept[j % len(kept)]] = pred
-        done += (k - 1) * len(block)
+        scs = [scenarios[i] for _ in range(k) for i in block]
+        profs = [p for p in profiles for _ in block]
+        warm = None if k == 1 else \
+            [None if j < len(block) else j % len(block) for j in range(len(scs))]
+        preds = predict_many(scs, profs, warm_from=warm)
+        for j, pred in enumerate(preds):
+            out[j // len(block)][block[j % len(block)]] = pred
+        for i in block:
+            if not settled(out[0][i]):
+                for q in range(1, k):
+                    out[q][i] = None
+        done += k * len(block)
         if progress is not None:
             progress(done, n * k)
     return out

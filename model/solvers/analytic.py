@@ -892,7 +892,9 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None,
     starting cold, ``warm_from[j] = None``): for racks that differ a little,
     such as one scenario under the sigma-point profiles of an interval
     (:mod:`model.intervals`). The fixed point is the same; only the path to it
-    is shorter."""
+    is shorter. A rack whose leader did not settle is not solved: its entry
+    is ``None``. A leader with a collapse chain passes its chain on
+    (:func:`_solve_warm`)."""
     specs = list(specs)
     if warm_from is not None and len(warm_from) != len(specs):
         raise ValueError("warm_from: one entry per rack")
@@ -914,56 +916,91 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None,
     b = _Batch.of(specs)
     if warm_from is None or all(w is None for w in warm_from):
         st = _solve_states(b, _initial(b, collapsed))
+        mixtures = [_mixture(b, st, r, collapsed) for r in range(b.R)]
     else:
-        st = _solve_warm(b, collapsed, list(warm_from))
-    out = []
-    for r, spec in enumerate(specs):
-        one = _row(st, r, b)
-        # Also for a rack whose healthy solve did not settle: a worker over
-        # capacity healthy is collapsed in every state of the chain, and that
-        # state often settles (the 'loss + timeouts' parity rack does).
-        if collapsed is None and _collapse_possible(b, st, r):
-            mixture, evaluations = _collapse_mixture(b.rows(np.array([r])), one)
-        else:
-            mixture, evaluations = [(1.0, one)], int(one.iterations[0])
-        out.append(_outputs(spec, mixture, evaluations))
-    return out
+        mixtures = _solve_warm(b, collapsed, list(warm_from))
+    return [None if m is None else _outputs(spec, *m) for spec, m in zip(specs, mixtures)]
 
 
-def _solve_warm(b: _Batch, collapsed, warm_from: list) -> _State:
-    """The states of a batch whose racks ``warm_from[r] = j`` start from rack j's
-    solution: the leaders (``None``) are solved first, cold, then the others
-    from their leader's load, losses, flush state and timeout delay."""
+def _mixture(b: _Batch, st: _State, r: int, collapsed) -> tuple[list[tuple[float, _State]], int]:
+    """Rack r's states and their weights, and the steps they took: its fixed
+    point, or the collapse chain's mixture where a worker can collapse."""
+    one = _row(st, r, b)
+    # Also for a rack whose healthy solve did not settle: a worker over
+    # capacity healthy is collapsed in every state of the chain, and that
+    # state often settles (the 'loss + timeouts' parity rack does).
+    if collapsed is None and _collapse_possible(b, st, r):
+        return _collapse_mixture(b.rows(np.array([r])), one)
+    return [(1.0, one)], int(one.iterations[0])
+
+
+def _solve_warm(b: _Batch, collapsed, warm_from: list) -> list:
+    """The mixtures (:func:`_mixture`) of a batch whose racks ``warm_from[r] = j``
+    start from rack j's solution: the leaders (``None``) are solved first,
+    cold, then the others from their leader's load, losses, flush state and
+    timeout delay.
+
+    A leader whose workers can collapse has a mixture of states from its
+    collapse chain. Its followers run their own chain (their weights follow
+    their profile), but each state the leader solved (the same collapsed
+    workers) starts from the leader's. They used to start cold, a healthy
+    solve and a chain from scratch per sigma point: up to two rounds of
+    MAX_ITER steps each where the healthy state does not settle (a full-range
+    plan row took 18 x 800 steps, 260 s)."""
     R = b.R
     lead = np.array([r for r in range(R) if warm_from[r] is None], dtype=np.int64)
-    rest = np.array([r for r in range(R) if warm_from[r] is not None], dtype=np.int64)
+    rest = [r for r in range(R) if warm_from[r] is not None]
     if any(warm_from[warm_from[r]] is not None for r in rest):
         raise ValueError("warm_from: a rack can only start from a rack that starts cold")
     cs = collapsed or [()] * R
     b1 = b.rows(lead)
-    st1 = _solve_states(b1, _initial(b1, [cs[r] for r in lead]))
-    st = _initial(b, collapsed)
-    _scatter(st, lead, st1, b)
-    # A leader that may collapse sits in a region with more than one fixed
-    # point: its followers start cold, so each finds the one a cold start finds.
-    risky = {int(lead[j]) for j in range(len(lead)) if _collapse_possible(b1, st1, j)}
-    cold = np.array([r for r in rest if warm_from[r] in risky], dtype=np.int64)
-    rest = np.array([r for r in rest if warm_from[r] not in risky], dtype=np.int64)
-    if len(cold):
-        b3 = b.rows(cold)
-        st3 = _solve_states(b3, _initial(b3, [cs[r] for r in cold]))
-        _scatter(st, cold, st3, b)
-        st.iterations[cold] = st3.iterations
-    if len(rest):
-        b2 = b.rows(rest)
-        src = np.searchsorted(lead, [warm_from[r] for r in rest])   # rows of st1
+    lead_cs = None if collapsed is None else [cs[r] for r in lead]
+    st1 = _solve_states(b1, _initial(b1, lead_cs))
+    out: list = [None] * R
+    chains: dict[int, dict[int, _State]] = {}      # leader -> its chain's states
+    for j, r in enumerate(lead):
+        if collapsed is None and _collapse_possible(b1, st1, j):
+            chains[int(r)] = {}
+            out[r] = _collapse_mixture(b1.rows(np.array([j])), _row(st1, j, b1), chains[int(r)])
+        else:
+            out[r] = _mixture(b1, st1, j, lead_cs)
+    row_of = {int(r): j for j, r in enumerate(lead)}
+    # A leader that did not settle has no followers (None): a sigma point
+    # around a point that is not a fixed point means nothing, and each would
+    # cost the full step budget again.
+    unsettled = {int(r) for r in lead if not all(bool(x.converged[0]) for _, x in out[r][0])}
+    rest = [r for r in rest if warm_from[r] not in unsettled]
+    # Followers of a leader with a collapse chain run their own chain, from
+    # states warm-started from the leader's: each state k (the same collapsed
+    # workers) is one rack of a batch. The healthy state too, if the
+    # leader's settled; if not, it is not a fixed point, and the follower's
+    # chain reads its floor and run length from the leader's (the healthy
+    # state then has no weight: the leader settled).
+    jobs = [(r, k, x) for r in rest if warm_from[r] in chains
+            for k, x in sorted(chains[warm_from[r]].items())
+            if (k or bool(x.converged[0])) and x.collapsed[0] == tuple(_chain_order(b.s[r])[:k])]
+    warm: dict[int, dict[int, _State]] = {r: {} for r in rest if warm_from[r] in chains}
+    if jobs:
+        bj = b.rows(np.array([r for r, _, _ in jobs], dtype=np.int64))
+        stj = _initial(bj, [x.collapsed[0] for _, _, x in jobs])
+        for n, (_, _, x) in enumerate(jobs):
+            _scatter(stj, np.array([n]), x, bj)
+        stj = _solve_states(bj, stj, np.array([float(x.delay[0]) for _, _, x in jobs]))
+        for n, (r, k, _) in enumerate(jobs):
+            warm[r][k] = _row(stj, n, bj)
+    for r, have in warm.items():
+        st0 = have.pop(0) if 0 in have else chains[warm_from[r]][0]
+        out[r] = _collapse_mixture(b.rows(np.array([r])), st0, have)
+    plain = np.array([r for r in rest if out[r] is None], dtype=np.int64)
+    if len(plain):
+        b2 = b.rows(plain)
+        src = np.array([row_of[warm_from[r]] for r in plain], dtype=np.int64)   # rows of st1
         st2 = _subset(st1, src, b1)                 # the leaders' state, one copy per follower
-        st2.collapsed = tuple(cs[r] for r in rest)
+        st2.collapsed = tuple(cs[r] for r in plain)
         st2 = _solve_states(b2, st2, st1.delay[src])
-        _scatter(st, rest, st2, b)
-        st.iterations[rest] = st2.iterations
-    st.iterations[lead] = st1.iterations
-    return st
+        for n, r in enumerate(plain):
+            out[r] = _mixture(b2, st2, n, None if collapsed is None else [cs[r] for r in plain])
+    return out
 
 
 def _row(st: _State, r: int, b: _Batch) -> _State:
@@ -982,7 +1019,7 @@ def _collapse_possible(b: _Batch, st: _State, r: int) -> bool:
     return bool(np.any(b.active[r] & (b.K[r] * st.S_req[r] > b.budget[r])))
 
 
-def _collapse_mixture(b1: _Batch, st0: _State):
+def _collapse_mixture(b1: _Batch, st0: _State, states: dict | None = None):
     """The states of one rack with k collapsed workers and their weights.
 
     With a timeout shorter than a full receive buffer's worth of service, a
@@ -1007,16 +1044,22 @@ def _collapse_mixture(b1: _Batch, st0: _State):
     The prediction is the mixture of the states with k collapsed workers (the
     busiest first) under these weights. Workers that are over capacity even
     healthy (drop fraction over 0.3) are collapsed in every state.
+
+    ``states`` (k -> state) holds states already solved and receives the
+    ones solved here: a sigma point's chain starts from states warm-started
+    from its centre's (:func:`_solve_warm`); their steps are counted here.
     """
     spec = b1.specs[0]
     evaluations = int(st0.iterations[0])
     s = b1.s[0]
-    order = [int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0]
+    order = _chain_order(s)
     run_us = spec.queries / st0.X[0] if st0.X[0] > 0 else 0.0
     if run_us <= 0:
         return [(1.0, st0)], evaluations
     runaway = sum(1 for i in order if st0.p_drop[0, i] > 0.3)
-    states: dict[int, _State] = {0: st0}
+    states = {} if states is None else states
+    evaluations += sum(int(x.iterations[0]) for k, x in states.items() if k)
+    states[0] = st0
 
     def state(k: int) -> _State:
         nonlocal evaluations
@@ -1096,6 +1139,11 @@ def _collapse_mixture(b1: _Batch, st0: _State):
     mixture += [((1.0 - w0) * float(p), state(k)) for k, p in zip(ks, pi) if p > 1e-6]
     total = sum(w for w, _ in mixture)
     return [(w / total, st) for w, st in mixture if w > 0], evaluations
+
+
+def _chain_order(s: np.ndarray) -> list[int]:
+    """The workers in the order they collapse along the chain: the busiest first."""
+    return [int(i) for i in np.argsort(-s, kind="stable") if s[i] > 0]
 
 
 def _stationary(Q: np.ndarray) -> np.ndarray:

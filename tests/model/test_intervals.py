@@ -10,26 +10,45 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def test_a_scenario_whose_centre_does_not_settle_gets_no_sigma_points():
-    """solve_grid solves the centres first; only the settled ones go on to the
-    sigma-point profiles, each warm-started from its centre (solved again as
-    the leader). The unsettled one gets None there."""
+    """solve_grid solves a block's centres as leaders and their sigma points,
+    each warm-started from its centre, in one call; the solver leaves the
+    followers of a centre that did not settle unsolved (None), and so does
+    the grid."""
     from model.intervals import solve_grid
     calls = []
 
     def predict_many(scs, profs, warm_from=None):
         calls.append((list(scs), list(profs), warm_from))
-        return [SimpleNamespace(sc=s, prof=p, details={"converged": s != "b"})
-                for s, p in zip(scs, profs)]
+        out = [SimpleNamespace(sc=s, prof=p, details={"converged": s != "b"})
+               for s, p in zip(scs, profs)]
+        return [None if w is not None and scs[w] == "b" else o for o, w in zip(out, warm_from)]
 
     out = solve_grid(["a", "b", "c"], ["p0", "p1", "p2"], predict_many)
-    assert calls[0] == (["a", "b", "c"], ["p0"] * 3, None)
-    assert calls[1][0] == ["a", "c"] * 3
-    assert calls[1][1] == ["p0", "p0", "p1", "p1", "p2", "p2"]
-    assert calls[1][2] == [None, None, 0, 1, 0, 1]
+    assert len(calls) == 1
+    assert calls[0][0] == ["a", "b", "c"] * 3
+    assert calls[0][1] == ["p0"] * 3 + ["p1"] * 3 + ["p2"] * 3
+    assert calls[0][2] == [None, None, None, 0, 1, 2, 0, 1, 2]
     assert [p.prof for p in out[0]] == ["p0"] * 3
     assert out[1][1] is None and out[2][1] is None
     assert (out[1][0].sc, out[1][0].prof) == ("a", "p1")
     assert (out[2][2].sc, out[2][2].prof) == ("c", "p2")
+
+
+def test_the_solver_leaves_followers_of_an_unsettled_leader_unsolved(monkeypatch):
+    """predict_many(warm_from=...): a sigma point of a centre that did not
+    settle is None, not solved; the centre keeps its last iterate."""
+    import model.solvers.analytic as an
+    from model.intervals import sigma_profiles
+    from model.profile import Profile
+    from model.scenario import Scenario
+    from model.solvers import predict_many
+    profile = Profile.load("tofino-testbed")
+    point = sigma_profiles(profile)[0][0]
+    monkeypatch.setattr(an, "MAX_ITER", 3)
+    monkeypatch.setattr(an, "STEP_BUDGET", 6)
+    centre, sigma = predict_many([Scenario.default()] * 2, [profile, point], warm_from=[None, 0])
+    assert not centre.details["converged"] and centre.throughput_mops > 0
+    assert sigma is None
 
 
 def test_an_unsettled_rack_is_predicted_without_an_interval(monkeypatch):
