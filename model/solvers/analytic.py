@@ -600,11 +600,17 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
     s, N = b.s[r], int(b.N[r])
     i0 = max(cs, key=lambda i: s[i])
 
+    seen: dict[float, float] = {}
+
     def excess(p_c: float) -> float:
-        for i in cs:
-            Sm[i] = _collapsed_residence(p_c, period, full[i])
-        x = mva_core.recursion(s, Sm, Am, Cm, Uom, Vm, Z, N)[0][-1]
-        return x * s[i0] - 1.0 / (S_req[i0] * (1.0 + late[i0] * (1.0 - p_c)))
+        # each value is a full recursion over the population; brentq asks
+        # again for the ends the sign tests below have evaluated
+        if p_c not in seen:
+            for i in cs:
+                Sm[i] = _collapsed_residence(p_c, period, full[i])
+            x = mva_core.recursion(s, Sm, Am, Cm, Uom, Vm, Z, N)[0][-1]
+            seen[p_c] = x * s[i0] - 1.0 / (S_req[i0] * (1.0 + late[i0] * (1.0 - p_c)))
+        return seen[p_c]
 
     p0 = float(st.p_drop[r, i0])
     lo, hi = max(0.0, p0 - 0.05), min(0.99, p0 + 0.05)
