@@ -48,14 +48,15 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
         order = sorted(range(len(rows)),
                        key=lambda i: max(map(rack_size, needs[i]), default=(0,)))
         step = chunk or _rows_per_piece(profile, intervals, needs)
-    last_piece = {s: n // step for n, i in enumerate(order) for s in needs[i]}
+    pieces = _pieces(order, needs, step, _solves(profile, intervals) if kind.rack else 1)
+    last_piece = {s: n for n, part in enumerate(pieces) for i in part for s in needs[i]}
     evict: dict[int, list] = {}                  # piece -> racks no later piece needs
     for s, piece in last_piece.items():
         evict.setdefault(piece, []).append(s)
     solved: dict = {}
     with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
-        for a in range(0, len(order), step):
-            part = order[a:a + step]
+        a = 0
+        for n, part in enumerate(pieces):
 
             def moved(done: int, total: int, a=a, part=part) -> None:
                 # racks solved within the piece, shown as a share of its rows, so
@@ -66,19 +67,60 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
             preds = predict_kind_rows(kind, [rows[i] for i in part], profile, source,
                                       intervals=intervals, progress=moved, solved=solved)
             yield from zip(part, preds)
-            for s in evict.get(a // step, ()):
+            for s in evict.get(n, ()):
                 solved.pop(s, None)
-            b.n = a + len(part)
+            a += len(part)
+            b.n = a
             b.refresh()
+
+
+#: A piece's racks x solves x largest population at most this: the solver
+#: pads every rack of a batch to its largest population (the throughput
+#: history X(1..N) of each), and 512 racks of up to 941,799 clients took
+#: 12 GB in a full-range plan without intervals. 2^24 keeps each such array
+#: near 128 MB.
+PIECE_CELLS = 1 << 24
+
+
+def _solves(profile: Profile, intervals: bool) -> int:
+    """Solves per rack: the centre, and each sigma point with intervals."""
+    from model.intervals import sigma_profiles
+    return 1 + (len(sigma_profiles(profile)[0]) if intervals else 0)
 
 
 def _rows_per_piece(profile: Profile, intervals: bool, needs: list[list]) -> int:
     """Rows whose racks fill about one block of :func:`model.intervals.solve_grid`
     (512 rack solves over the centre and the sigma points)."""
-    from model.intervals import sigma_profiles
-    solves = 1 + (len(sigma_profiles(profile)[0]) if intervals else 0)
     per_row = max(1.0, sum(map(len, needs)) / max(len(needs), 1))
-    return max(1, int(512 / solves / per_row))
+    return max(1, int(512 / _solves(profile, intervals) / per_row))
+
+
+def _pieces(order: list[int], needs: list[list], step: int, solves: int) -> list[list[int]]:
+    """``order`` cut into pieces of at most ``step`` rows, and fewer where
+    their racks' padded populations pass :data:`PIECE_CELLS` (one row at
+    least)."""
+    pieces: list[list[int]] = []
+    part: list[int] = []
+    racks: set = set()
+    top = 0
+    for i in order:
+        more = racks | set(needs[i])
+        big = max([top] + [_clients(s) for s in needs[i]])
+        if part and (len(part) >= step or len(more) * solves * big > PIECE_CELLS):
+            pieces.append(part)
+            part, more, big = [], set(needs[i]), max([0] + [_clients(s) for s in needs[i]])
+        part.append(i)
+        racks, top = more, big
+    if part:
+        pieces.append(part)
+    return pieces
+
+
+def _clients(sc) -> int:
+    try:
+        return int(sc.clients.threads)
+    except AttributeError:                  # not a rack scenario
+        return 0
 
 
 def format_value(v: Any) -> str:
