@@ -43,12 +43,13 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
     from .progress import bar
     needs = row_racks(kind, rows, source)
     if kind.rack is None:
-        order, step = list(range(len(rows))), 1
+        order, step, solves = list(range(len(rows))), 1, 1
     else:
         order = sorted(range(len(rows)),
                        key=lambda i: max(map(rack_size, needs[i]), default=(0,)))
-        step = chunk or _rows_per_piece(profile, intervals, needs)
-    pieces = _pieces(order, needs, step, _solves(profile, intervals) if kind.rack else 1)
+        solves = _solves(profile, intervals)
+        step = chunk or _rows_per_piece(solves, needs)
+    pieces = _pieces(order, needs, step, solves)
     last_piece = {s: n for n, part in enumerate(pieces) for i in part for s in needs[i]}
     evict: dict[int, list] = {}                  # piece -> racks no later piece needs
     for s, piece in last_piece.items():
@@ -88,11 +89,11 @@ def _solves(profile: Profile, intervals: bool) -> int:
     return 1 + (len(sigma_profiles(profile)[0]) if intervals else 0)
 
 
-def _rows_per_piece(profile: Profile, intervals: bool, needs: list[list]) -> int:
+def _rows_per_piece(solves: int, needs: list[list]) -> int:
     """Rows whose racks fill about one block of :func:`model.intervals.solve_grid`
     (512 rack solves over the centre and the sigma points)."""
     per_row = max(1.0, sum(map(len, needs)) / max(len(needs), 1))
-    return max(1, int(512 / _solves(profile, intervals) / per_row))
+    return max(1, int(512 / solves / per_row))
 
 
 def _pieces(order: list[int], needs: list[list], step: int, solves: int) -> list[list[int]]:

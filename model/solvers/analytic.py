@@ -928,15 +928,17 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None,
     return [None if m is None else _outputs(spec, *m) for spec, m in zip(specs, mixtures)]
 
 
-def _mixture(b: _Batch, st: _State, r: int, collapsed) -> tuple[list[tuple[float, _State]], int]:
+def _mixture(b: _Batch, st: _State, r: int, collapsed,
+             states: dict | None = None) -> tuple[list[tuple[float, _State]], int]:
     """Rack r's states and their weights, and the steps they took: its fixed
-    point, or the collapse chain's mixture where a worker can collapse."""
+    point, or the collapse chain's mixture where a worker can collapse (whose
+    states ``states`` receives, :func:`_collapse_mixture`)."""
     one = _row(st, r, b)
     # Also for a rack whose healthy solve did not settle: a worker over
     # capacity healthy is collapsed in every state of the chain, and that
     # state often settles (the 'loss + timeouts' parity rack does).
     if collapsed is None and _collapse_possible(b, st, r):
-        return _collapse_mixture(b.rows(np.array([r])), one)
+        return _collapse_mixture(b.rows(np.array([r])), one, states)
     return [(1.0, one)], int(one.iterations[0])
 
 
@@ -965,11 +967,10 @@ def _solve_warm(b: _Batch, collapsed, warm_from: list) -> list:
     out: list = [None] * R
     chains: dict[int, dict[int, _State]] = {}      # leader -> its chain's states
     for j, r in enumerate(lead):
-        if collapsed is None and _collapse_possible(b1, st1, j):
-            chains[int(r)] = {}
-            out[r] = _collapse_mixture(b1.rows(np.array([j])), _row(st1, j, b1), chains[int(r)])
-        else:
-            out[r] = _mixture(b1, st1, j, lead_cs)
+        states: dict[int, _State] = {}
+        out[r] = _mixture(b1, st1, j, lead_cs, states)
+        if states:                                  # its chain ran (state 0 at least)
+            chains[int(r)] = states
     row_of = {int(r): j for j, r in enumerate(lead)}
     # A leader that did not settle has no followers (None): a sigma point
     # around a point that is not a fixed point means nothing, and each would
