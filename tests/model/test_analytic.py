@@ -312,6 +312,25 @@ def test_one_collapsed_worker_decays_as_the_closed_form(profile):
     assert an._survival(b, st1, (i,), j, B)[0] == pytest.approx(expect, rel=1e-9)
 
 
+def test_the_drain_of_many_collapsed_workers_is_the_matrix_exponential():
+    """_drain's symmetrised eigen-decomposition gives scipy's expm(M t) n0 for
+    M = -diag(a) + u a^T, over 1-40 workers and rates across five decades,
+    and the general form where some worker catches nobody (u = 0)."""
+    import numpy as np
+    from scipy.linalg import expm
+    from model.solvers.analytic import _drain
+    rng = np.random.default_rng(5)
+    for k in list(range(1, 41)) * 5:
+        a = 10 ** rng.uniform(-6, -1, k)
+        u = rng.dirichlet(np.ones(k)) * rng.uniform(0.1, 1.0)
+        if k > 2 and rng.random() < 0.2:
+            u[rng.integers(k)] = 0.0
+        n0, t = rng.uniform(0, 1e4, k), 10 ** rng.uniform(1, 7)
+        want = expm((np.outer(u, a) - np.diag(a)) * t) @ n0
+        got = _drain(a, u, t, n0)
+        assert np.max(np.abs(got - want)) <= 1e-8 * max(np.max(np.abs(want)), 1e-12)
+
+
 def test_the_collapse_chain_weighs_one_and_two_collapsed_workers(profile):
     """At 5 ms the number collapsed alternates between one and two at WAL
     switches (the simulator: two 58-72 % of the time); the old mixture put
