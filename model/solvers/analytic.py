@@ -618,8 +618,8 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
 
     # Bracket the root from the last step's drop fraction outwards: near the
     # fixed point it moves by about the tolerance, so a first step of
-    # BRACKET_STEP usually brackets it at once, and Brent then needs two or
-    # three recursions where a fixed +-0.05 window took eight to eleven.
+    # BRACKET_STEP usually brackets it at once; a step then costs about 6
+    # recursions where a fixed +-0.05 window took 10 (docs/model.md).
     p_last = float(st.p_drop[r, i0])
     lo, hi = _bracket(excess, min(max(p_last, 0.0), 0.99), 0.0, 0.99, BRACKET_STEP)
     f, xtol, steep = excess, 1e-10, False
@@ -630,11 +630,9 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
         steep = True
         f, xtol = (lambda z: excess(_sigmoid(z))), 1e-9
         bottom, top = _logit(0.99), _logit(1.0 - 1e-12)
-        lo, hi = _bracket(f, min(_logit(min(max(p_last, 0.99), 1.0 - 1e-12)), top),
-                          bottom, top, 1e-3)
+        lo, hi = _bracket(f, _logit(min(max(p_last, 0.99), 1.0 - 1e-12)), bottom, top, 1e-3)
         if lo == hi == top:
             lo = hi = 1.0 - 1e-12                    # over capacity at any drop fraction
-            steep = False
         elif lo == hi:
             # not positive even at the bottom: the round trip through the
             # log-odds moved 0.99; the whole range, bisected if need be
