@@ -68,3 +68,54 @@ def test_a_batch_solves_small_racks_exactly_and_large_ones_approximately(monkeyp
     big = mc.approximate_batch(v[1:], S[1:], A[1:], C[1:], Uo[1:], V[1:], Z[1:], N[1:])
     assert np.array_equal(x[1], big[0][0]) and np.array_equal(q[1], big[2][0])
     assert mc._approximate(np.array([16_384, 16_385]), 10 ** 6).tolist() == [False, True]
+
+
+def _bisect(a0, a1, b, Z, n):
+    """The root of g(X) = X Z + sum X (a0 + a1 X) / (1 - X b) - n by 200 halvings."""
+    lo, hi = 0.0, min(1.0 / b.max() if b.max() > 0 else np.inf, n / (Z + a0.sum()))
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        with np.errstate(divide="ignore"):
+            g = mid * Z + np.sum(mid * (a0 + a1 * mid) / (1.0 - mid * b)) - n
+        if mid * b.max() >= 1.0 or not np.isfinite(g) or g > 0:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def _cases():
+    rng = np.random.default_rng(7)
+    m = 500
+    for n, hot, tie in [(568_877.0, 40.0, 0.0), (20_000.0, 3.0, 0.0), (568_877.0, 40.0, 1e-12),
+                        (568_877.0, 40.0, 1e-9), (568_877.0, 40.0, 2e-16), (300_000.0, 1.0, -1.0),
+                        (1.0, 1.0, 0.0)]:
+        a0 = rng.uniform(0.5, 1.5, m) / m
+        a1 = a0 * 1e-3
+        b = a0 * (n - 1) / n
+        b[0] *= hot                                  # one worker far hotter than the rest
+        if tie > 0:
+            b[1] = b[0] * (1.0 - tie)                # a second, almost equal pole
+        elif tie < 0:
+            b[:] = b[0]                              # a symmetric rack: all poles equal
+        if n == 1.0:
+            b[:] = 0.0
+        yield a0, a1, b, rng.uniform(50.0, 500.0), n
+
+
+def test_the_throughput_root_is_the_bisections_to_the_last_bits():
+    """Newton on (1 - X b*) g(X) finds the same root as bisecting g, including a
+    hot worker 1e-7 below saturation, a second pole 1e-12 or one rounding step
+    away, and all poles equal."""
+    cases = list(_cases())
+    a0 = np.array([c[0] for c in cases])[:, None, :]
+    a1 = np.array([c[1] for c in cases])[:, None, :]
+    b = np.array([c[2] for c in cases])[:, None, :]
+    Z = np.array([c[3] for c in cases])[:, None]
+    n = np.array([c[4] for c in cases])[:, None]
+    x = mc._throughput(a0, a1, b, Z, n)[:, 0]
+    ref = np.array([_bisect(c[0], c[1], c[2], c[3], c[4]) for c in cases])
+    assert np.all(np.abs(x / ref - 1.0) < 4e-15), np.abs(x / ref - 1.0)
+    # the hot worker of the first case is within 1e-4 of saturation, so this
+    # is the regime where a plain Newton on g would crawl
+    assert 1.0 - x[0] * b[0, 0].max() < 1e-4
