@@ -65,6 +65,18 @@ py::tuple run_batch(Arr2 v, Arr2 S, Arr2 A, Arr2 C, Arr2 Uo, Arr2 V, Arr Z, LArr
     return py::make_tuple(x_hist, r, q, u);
 }
 
+py::tuple run_peers(Arr u, Arr g) {
+    if (u.ndim() != 1 || g.ndim() != 1 || g.shape(0) != u.shape(0))
+        throw py::value_error("u and g must be 1-d arrays of the same length");
+    const std::size_t n = static_cast<std::size_t>(u.shape(0));
+    py::array_t<double> dot(static_cast<py::ssize_t>(n)), total(static_cast<py::ssize_t>(n));
+    {
+        py::gil_scoped_release release;
+        mva::peers_expectation(u.data(), n, g.data(), dot.mutable_data(), total.mutable_data());
+    }
+    return py::make_tuple(dot, total);
+}
+
 PYBIND11_MODULE(_mva, mod) {
     mod.doc() = "Closed-network MVA recursion of the analytic solver (model/solvers/mva_core.py)";
     mod.def("recursion",
@@ -84,4 +96,7 @@ PYBIND11_MODULE(_mva, mod) {
             py::arg("v"), py::arg("S"), py::arg("A"), py::arg("C"), py::arg("Uo"), py::arg("V"),
             py::arg("Z"), py::arg("N"), py::arg("active"), py::arg("x_hist"), py::arg("r"),
             py::arg("q"), py::arg("u"));
+    mod.def("peers_expectation", &run_peers,
+            "Per worker: (sum_k q_i[k] g[k], sum_k q_i[k]) over the busy-peer distribution",
+            py::arg("u"), py::arg("g"));
 }

@@ -114,4 +114,56 @@ void recursion_batch(std::size_t R, std::size_t m, const double* v, const double
     }
 }
 
+void peers_expectation(const double* u, std::size_t n, const double* g, double* dot,
+                       double* total) {
+    // f: how many of all n workers are busy (the numpy reference's update,
+    // f[j] = f[j] (1 - p) + f[j - 1] p, from the top so f[j - 1] is the old one)
+    std::vector<double> f(n + 1, 0.0);
+    f[0] = 1.0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double p = u[i];
+        for (std::size_t j = i + 1; j >= 1; --j) f[j] = f[j] * (1.0 - p) + f[j - 1] * p;
+        f[0] *= 1.0 - p;
+    }
+    // Workers divided forward (u <= 1/2) and backward; k outer, workers inner,
+    // so each step is one pass over independent workers (vectorised), not a
+    // chain of dependent divisions per worker.
+    std::vector<std::size_t> lo_i, hi_i;
+    for (std::size_t i = 0; i < n; ++i) (u[i] <= 0.5 ? lo_i : hi_i).push_back(i);
+    for (int side = 0; side < 2; ++side) {
+        const std::vector<std::size_t>& who = side == 0 ? lo_i : hi_i;
+        const std::size_t w = who.size();
+        if (w == 0) continue;
+        std::vector<double> p(w), q(w), d(w, 0.0), t(w, 0.0);
+        for (std::size_t j = 0; j < w; ++j) p[j] = u[who[j]];
+        for (std::size_t step = 0; step < n; ++step) {
+            if (side == 0) {            // f[k] = (1 - p) q[k] + p q[k - 1], k = step
+                const std::size_t k = step;
+                const double fk = f[k], gk = g[k];
+                for (std::size_t j = 0; j < w; ++j) {
+                    const double qk = (fk - (k > 0 ? p[j] * q[j] : 0.0)) / (1.0 - p[j]);
+                    q[j] = qk;
+                    const double c = qk > 0.0 ? qk : 0.0;
+                    d[j] += c * gk;
+                    t[j] += c;
+                }
+            } else {                    // the same from the top: q[k] from q[k + 1], k = n - 1 - step
+                const std::size_t k = n - 1 - step;
+                const double fk = f[k + 1], gk = g[k];
+                for (std::size_t j = 0; j < w; ++j) {
+                    const double qk = (fk - (step > 0 ? (1.0 - p[j]) * q[j] : 0.0)) / p[j];
+                    q[j] = qk;
+                    const double c = qk > 0.0 ? qk : 0.0;
+                    d[j] += c * gk;
+                    t[j] += c;
+                }
+            }
+        }
+        for (std::size_t j = 0; j < w; ++j) {
+            dot[who[j]] = d[j];
+            total[who[j]] = t[j];
+        }
+    }
+}
+
 }  // namespace mva

@@ -33,4 +33,14 @@ void recursion_batch(std::size_t R, std::size_t m, const double* v, const double
                      const double* Z, const long* N, const unsigned char* active, long Nmax,
                      double* x_hist, double* r_out, double* q, double* u);
 
+// CPU contention of one machine's n workers, busy independently with
+// probabilities u: for each worker i, the distribution q_i of how many of the
+// other n - 1 are busy (Poisson-binomial of u without u_i), reduced against g
+// (n entries, k = 0..n-1): dot[i] = sum_k max(q_i[k], 0) g[k] and
+// total[i] = sum_k max(q_i[k], 0). q_i comes from dividing worker i out of the
+// distribution of all n, forward from k = 0 where u_i <= 1/2 and backward
+// where not (model/rack/service.py, _peers_by_division, is the reference).
+void peers_expectation(const double* u, std::size_t n, const double* g, double* dot,
+                       double* total);
+
 }  // namespace mva

@@ -609,6 +609,35 @@ def test_peer_distribution_by_division_matches_elimination():
     assert np.array_equal(service._busy_peers_dist(big), service._peers_by_division(big))
 
 
+@pytest.mark.skipif(service._compiled is None, reason="native/mva is not built")
+def test_compiled_peer_expectation_is_the_numpy_division_reduced(monkeypatch):
+    """Past EXACT_PEERS workers mean_stretch reduces each busy-peer
+    distribution in compiled code as it divides (no n x n array): the same
+    sums as the numpy division's rows against g, at the same edge
+    utilisations, and the same stretch as the numpy path."""
+    rng = np.random.default_rng(9)
+    for n in (65, 300, 1340):
+        u = rng.random(n)
+        for v, share in ((0.0, 0.1), (1.0, 0.1), (0.5, 0.05), (1e-13, 0.05), (0.999999, 0.05)):
+            u[rng.random(n) < share] = v
+        g = 1.0 + np.maximum(np.arange(n) - n / 3, 0.0) * rng.random()
+        q = service._peers_by_division(u)
+        dot, total = service._compiled.peers_expectation(u, g)
+        assert np.abs(dot / (q @ g) - 1.0).max() < 1e-12
+        assert np.abs(total / q.sum(axis=1) - 1.0).max() < 1e-12
+    from dataclasses import replace as dc_replace
+    spec = compile_rack(Scenario.default(), Profile.load("tofino-testbed")).service
+    sv = dc_replace(spec, cores=30, ctx_penalty=0.3)
+    util = rng.random(2 * 700) * 0.1            # about 70 of 700 busy against 30 cores
+    machine_of = np.repeat([0, 1], 700)
+    bg = np.array([4.0, 0.0])
+    fast = service.mean_stretch(sv, util, machine_of, bg)
+    monkeypatch.setattr(service, "_compiled", None)
+    slow = service.mean_stretch(sv, util, machine_of, bg)
+    assert fast.min() > 1.4                     # contention does bite here
+    assert np.abs(fast / slow - 1.0).max() < 1e-12
+
+
 def test_delay_rounds_stop_after_two_whose_fixed_point_did_not_settle(monkeypatch):
     """Near the root of the timeout delay some racks' map has no stable point:
     every round there ran MAX_ITER steps without settling, 1,660 steps in all
