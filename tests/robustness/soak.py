@@ -1,8 +1,9 @@
 """The long checks of issue 15, run on demand (minutes to hours).
 
-``python -m tests.robustness.soak scenarios --n 10000 --seed 1``
+``python -m tests.robustness.soak scenarios --n 10000 --seed 1 [--jobs 2]``
     Random valid scenarios through the in-process API
-    (:func:`model.solvers.predict_many`, in batches), each checked against
+    (:func:`model.solvers.predict_many`, in batches, over ``--jobs``
+    processes; the same scenarios for any number), each checked against
     the laws of :mod:`tests.robustness.laws`. Prints one line per batch and
     the counts at the end: solved, law violations, exceptions, and scenarios
     slower than ``--limit`` seconds (left unsolved, listed: a speed issue,
@@ -56,41 +57,72 @@ def _solve(scs, profile, limit: float):
         signal.alarm(0)
 
 
-def soak_scenarios(n: int, seed: int, space: dict, batch: int, limit: float) -> int:
-    profile = Profile.load("tofino-testbed")
-    rng = np.random.default_rng(seed)
+def soak_scenarios(n: int, seed: int, space: dict, batch: int, limit: float,
+                   jobs: int = 1) -> int:
+    """``n`` random scenarios (the same ones for any ``jobs``: all are drawn
+    first, in order) solved ``batch`` at a time, by ``jobs`` processes."""
+    units = np.random.default_rng(seed).random((n, DIMENSIONS))
+    chunks = [(start, units[start:start + batch], space, limit) for start in range(0, n, batch)]
     counts = {"solved": 0, "violations": 0, "exceptions": 0, "slow": 0}
     t0 = time.time()
     done = 0
-    while done < n:
-        scs = [scenario_from_unit(rng.random(DIMENSIONS), space) for _ in range(min(batch, n - done))]
-        try:
-            groups = [(scs, _solve(scs, profile, limit * len(scs)))]
-        except Exception:                   # noqa: BLE001 -- slow or failing: find which
-            groups = [g for sc in scs if (g := _one(sc, profile, limit, counts))]
-        for group, preds in groups:
-            for sc, pred in zip(group, preds):
-                bad = violations(pred, compile_rack(sc, profile))
-                counts["solved"] += 1
-                if bad:
-                    counts["violations"] += 1
-                    print(f"VIOLATION: {_brief(sc)}: {'; '.join(bad)}", flush=True)
-        done += len(scs)
-        print(f"{done}/{n} in {time.time() - t0:.0f} s: {counts}", flush=True)
+    if jobs > 1:
+        import multiprocessing as mp
+        import os
+        from concurrent.futures import ProcessPoolExecutor
+        # one BLAS thread per process: OpenBLAS's own threads would wait for
+        # the cores the other processes hold (docs/model.md, "Large populations")
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"))
+        results = pool.map(_chunk, chunks)
+    else:
+        pool, results = None, map(_chunk, chunks)
+    try:
+        for got, lines in results:
+            for line in lines:
+                print(line, flush=True)
+            for k, v in got.items():
+                counts[k] += v
+            done += got["solved"] + got["exceptions"] + got["slow"]
+            print(f"{done}/{n} in {time.time() - t0:.0f} s: {counts}", flush=True)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     print(f"DONE {n} scenarios (seed {seed}) in {time.time() - t0:.0f} s: {counts}")
     return 1 if counts["violations"] or counts["exceptions"] else 0
 
 
-def _one(sc, profile, limit: float, counts: dict):
+def _chunk(job) -> tuple[dict, list[str]]:
+    """One batch of scenarios: their counts and the lines to print."""
+    _start, units, space, limit = job
+    profile = Profile.load("tofino-testbed")
+    counts = {"solved": 0, "violations": 0, "exceptions": 0, "slow": 0}
+    lines: list[str] = []
+    scs = [scenario_from_unit(u, space) for u in units]
+    try:
+        groups = [(scs, _solve(scs, profile, limit * len(scs)))]
+    except Exception:                   # noqa: BLE001 -- slow or failing: find which
+        groups = [g for sc in scs if (g := _one(sc, profile, limit, counts, lines))]
+    for group, preds in groups:
+        for sc, pred in zip(group, preds):
+            bad = violations(pred, compile_rack(sc, profile))
+            counts["solved"] += 1
+            if bad:
+                counts["violations"] += 1
+                lines.append(f"VIOLATION: {_brief(sc)}: {'; '.join(bad)}")
+    return counts, lines
+
+
+def _one(sc, profile, limit: float, counts: dict, lines: list):
     """One scenario alone: ([sc], [prediction]), or None (counted as slow or failing)."""
     try:
         return [sc], _solve([sc], profile, limit)
     except _Slow:
         counts["slow"] += 1
-        print(f"SLOW (> {limit:g} s): {_brief(sc)}", flush=True)
+        lines.append(f"SLOW (> {limit:g} s): {_brief(sc)}")
     except Exception:                       # noqa: BLE001 -- counted and shown
         counts["exceptions"] += 1
-        print(f"EXCEPTION: {_brief(sc)}\n{traceback.format_exc()}", flush=True)
+        lines.append(f"EXCEPTION: {_brief(sc)}\n{traceback.format_exc()}")
     return None
 
 
@@ -179,6 +211,7 @@ def main(argv=None) -> int:
     s.add_argument("--batch", type=int, default=20)
     s.add_argument("--limit", type=float, default=60.0, help="seconds per scenario")
     s.add_argument("--space", choices=("fast", "full"), default="fast")
+    s.add_argument("--jobs", type=int, default=1, help="processes (the same scenarios for any)")
     p = sub.add_parser("plan")
     p.add_argument("--rows", type=int, default=300)
     p.add_argument("--seed", type=int, default=1)
@@ -189,7 +222,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.cmd == "scenarios":
         return soak_scenarios(args.n, args.seed, FAST if args.space == "fast" else FULL,
-                              args.batch, args.limit)
+                              args.batch, args.limit, args.jobs)
     if args.cmd == "plan":
         rows = plan_rows(args.rows, args.seed, FAST if args.space == "fast" else FULL)
         with open(args.out, "w", newline="") as fh:

@@ -24,3 +24,24 @@ def test_check_of_an_output_without_rows_fails_with_a_message(tmp_path, capsys):
     empty.write_text("id,pred_mops,partial\n")
     assert check_output(str(empty)) == 1
     assert "no rows predicted" in capsys.readouterr().out
+
+
+def test_scenario_soak_over_two_processes_solves_the_same_scenarios():
+    """``soak scenarios --jobs 2`` draws every scenario first, so it solves
+    the same ones as one process and reports the same counts (run as a user
+    runs it: the worker processes import the soak by its module name)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+
+    def run(*extra):
+        out = subprocess.run([sys.executable, "-m", "tests.robustness.soak", "scenarios", "--n", "4",
+                              "--seed", "3", "--batch", "2", *extra], cwd=root, capture_output=True,
+                             text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+        return out.stdout.splitlines()
+    one, two = run(), run("--jobs", "2")
+    tail = lambda lines: lines[-1].split(": ", 1)[1]                    # noqa: E731
+    assert tail(one) == tail(two) == "{'solved': 4, 'violations': 0, 'exceptions': 0, 'slow': 0}"
+    assert [ln.split(" in ")[0] for ln in one] == [ln.split(" in ")[0] for ln in two]
