@@ -230,12 +230,26 @@ def mean_stretch(s: ServiceSpec, util: np.ndarray, machine_of: np.ndarray,
         ks = np.arange(kmax + 1)
         pois = np.exp(ks * math.log(bg) - bg - np.array([math.lgamma(k + 1) for k in ks])) \
             if bg > 0 else (ks == 0).astype(float)
-        run = 1 + np.add.outer(np.arange(len(idx)), ks)
-        factor = np.where(run > s.cores, run / s.cores * (1.0 + s.ctx_penalty), 1.0)
         # E[factor] under (busy peers) x (background jobs), independent
-        dot, total = _peers_expectation(u[idx], factor @ pois)
+        dot, total = _peers_expectation(u[idx], _stretch_over_jobs(len(idx), pois, s))
         out[idx] = dot / (total * pois.sum())
     return out
+
+
+def _stretch_over_jobs(n: int, pois: np.ndarray, s: ServiceSpec) -> np.ndarray:
+    """g[a] = sum_k pois[k] stretch(1 + a + k), a = 0..n-1 busy peers, k
+    background jobs. stretch is 1 up to ``cores`` runnable threads and linear
+    past it, so each g[a] is a cut of two cumulative sums: O(n + kmax), not
+    the n x kmax matrix (14M entries a machine per solver step for a soak
+    rack with 1,434 workers and thousands of background jobs)."""
+    ks = np.arange(len(pois), dtype=float)
+    P, M = np.cumsum(pois), np.cumsum(ks * pois)
+    a = np.arange(n)
+    last = np.clip(s.cores - 1 - a, -1, len(pois) - 1)      # the last k with stretch 1
+    below = np.where(last >= 0, P[np.maximum(last, 0)], 0.0)
+    below_m = np.where(last >= 0, M[np.maximum(last, 0)], 0.0)
+    over = (1.0 + a) * (P[-1] - below) + (M[-1] - below_m)     # sum over k past the cut of (1 + a + k) pois[k]
+    return below + over / s.cores * (1.0 + s.ctx_penalty)
 
 
 #: Up to this many workers on a machine, each worker's peer distribution is

@@ -609,6 +609,26 @@ def test_peer_distribution_by_division_matches_elimination():
     assert np.array_equal(service._busy_peers_dist(big), service._peers_by_division(big))
 
 
+def test_the_stretch_over_background_jobs_is_the_matrix_form():
+    """g[a] = sum_k pois[k] stretch(1 + a + k) by two cumulative sums equals
+    the n x kmax matrix it replaced, with the cut below, inside and past the
+    jobs' range."""
+    from dataclasses import replace as dc_replace
+    spec = compile_rack(Scenario.default(), Profile.load("tofino-testbed")).service
+    rng = np.random.default_rng(4)
+    for n, cores, bg in ((9, 5, 2.5), (300, 30, 40.0), (1434, 12217, 9000.0), (50, 3, 0.0),
+                         (200, 400, 0.7)):
+        sv = dc_replace(spec, cores=cores, ctx_penalty=float(rng.random()))
+        kmax = int(bg + 10.0 * math.sqrt(bg + 1.0)) + 1
+        ks = np.arange(kmax + 1)
+        pois = np.exp(ks * math.log(bg) - bg - np.array([math.lgamma(k + 1) for k in ks])) \
+            if bg > 0 else (ks == 0).astype(float)
+        run = 1 + np.add.outer(np.arange(n), ks)
+        matrix = np.where(run > cores, run / cores * (1.0 + sv.ctx_penalty), 1.0) @ pois
+        got = service._stretch_over_jobs(n, pois, sv)
+        assert np.abs(got / matrix - 1.0).max() < 1e-12
+
+
 @pytest.mark.skipif(service._compiled is None, reason="native/mva is not built")
 def test_compiled_peer_expectation_is_the_numpy_division_reduced(monkeypatch):
     """Past EXACT_PEERS workers mean_stretch reduces each busy-peer
