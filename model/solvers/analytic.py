@@ -598,8 +598,7 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
     full = np.zeros(len(S_req))
     for i in cs:
         full[i] = K * S_req[i]
-        late[i] = cl_mech.resends_while_late(lambda t, w=full[i]: (t < w).astype(float),
-                                             budget, period, full[i])
+        late[i] = cl_mech.resends_before(budget, period, full[i])
         Am[i] = Cm[i] = Uom[i] = Vm[i] = 0.0
     s, N = b.s[r], int(b.N[r])
     i0 = max(cs, key=lambda i: s[i])

@@ -709,3 +709,17 @@ def test_collapsed_drop_fraction_falls_back_to_bisection_when_brent_refuses(monk
     assert got.details["loss_probability"][0] == pytest.approx(
         want.details["loss_probability"][0], rel=1e-6)
     assert an._bisect(lambda x: float("nan"), 0.0, 1.0, 1e-9) <= 1.0     # never raises
+
+
+def test_resends_before_a_full_buffer_is_the_timer_by_timer_count():
+    """A collapsed worker's resends while late: the closed count of timers
+    firing before its full buffer's service equals the array sum it replaced,
+    also where the buffer ends exactly on a timer."""
+    from model.rack.clients import resends_before, resends_while_late
+    rng = np.random.default_rng(0)
+    for _ in range(3000):
+        budget = float(rng.choice([0.0, rng.uniform(0, 100), rng.uniform(0, 1e4)]))
+        period = float(rng.choice([rng.uniform(0.5, 10), rng.uniform(1, 1000), 0.1 * rng.integers(1, 50)]))
+        held = float(rng.choice([rng.uniform(0, 1e5), budget + period * rng.integers(0, 1000), budget]))
+        step = resends_while_late(lambda t, w=held: (t < w).astype(float), budget, period, held)
+        assert resends_before(budget, period, held) == step
