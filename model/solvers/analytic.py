@@ -373,8 +373,16 @@ def _late_sums(cum: np.ndarray, logd: np.ndarray, k_drop: np.ndarray, S: np.ndar
     hi = np.minimum(edges[1:][None, :], kd[:, None])
     with np.errstate(invalid="ignore", over="ignore"):
         def tail(c, k):
-            t = np.exp(np.minimum(k * logd[:, None] + c, 0.0))
-            return np.where(np.isfinite(c), np.nan_to_num(t), 0.0)
+            # in place: this is a P x edges array (a quarter of a 3,911-worker
+            # storm row's time went to its temporaries). c is finite or -inf
+            # (cum sums logs of finite X), so exp gives 0 at -inf by itself,
+            # and NaN (0 x -inf, no tail) becomes 0
+            t = np.multiply(k, logd[:, None])
+            t += c
+            np.minimum(t, 0.0, out=t)
+            np.exp(t, out=t)
+            t[np.isnan(t)] = 0.0
+            return t
         # the tail at every edge, once (columns of the racks' cum first, then
         # one row per worker), and at each worker's drop level
         at_edges = tail(cum[:, edges][rows], edges[None, :].astype(float))
