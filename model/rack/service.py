@@ -226,26 +226,31 @@ def mean_stretch(s: ServiceSpec, util: np.ndarray, machine_of: np.ndarray,
     for m in np.unique(machine_of):
         idx = np.nonzero(machine_of == m)[0]
         bg = float(bg_running[m]) if m < len(bg_running) else 0.0
-        kmax = int(bg + 10.0 * math.sqrt(bg + 1.0)) + 1
-        ks = np.arange(kmax + 1)
+        # the jobs' Poisson weights within 10 sd of the mean (past that below
+        # 1e-21 each: a machine with 10,000 jobs keeps 2,000 terms, not 11,000)
+        spread = 10.0 * math.sqrt(bg + 1.0)
+        k0, kmax = max(0, int(bg - spread)), int(bg + spread) + 1
+        if len(idx) + kmax <= s.cores:
+            continue            # never more runnable threads than cores: exactly 1
+        ks = np.arange(k0, kmax + 1)
         pois = np.exp(ks * math.log(bg) - bg - np.array([math.lgamma(k + 1) for k in ks])) \
             if bg > 0 else (ks == 0).astype(float)
         # E[factor] under (busy peers) x (background jobs), independent
-        dot, total = _peers_expectation(u[idx], _stretch_over_jobs(len(idx), pois, s))
+        dot, total = _peers_expectation(u[idx], _stretch_over_jobs(len(idx), pois, s, k0))
         out[idx] = dot / (total * pois.sum())
     return out
 
 
-def _stretch_over_jobs(n: int, pois: np.ndarray, s: ServiceSpec) -> np.ndarray:
-    """g[a] = sum_k pois[k] stretch(1 + a + k), a = 0..n-1 busy peers, k
-    background jobs. stretch is 1 up to ``cores`` runnable threads and linear
-    past it, so each g[a] is a cut of two cumulative sums: O(n + kmax), not
-    the n x kmax matrix (14M entries a machine per solver step for a soak
-    rack with 1,434 workers and thousands of background jobs)."""
-    ks = np.arange(len(pois), dtype=float)
+def _stretch_over_jobs(n: int, pois: np.ndarray, s: ServiceSpec, k0: int = 0) -> np.ndarray:
+    """g[a] = sum_k pois[k] stretch(1 + a + k), a = 0..n-1 busy peers, k =
+    k0, k0 + 1, ... background jobs. stretch is 1 up to ``cores`` runnable
+    threads and linear past it, so each g[a] is a cut of two cumulative sums:
+    O(n + kmax), not the n x kmax matrix (14M entries a machine per solver
+    step for a soak rack with 1,434 workers and thousands of background jobs)."""
+    ks = k0 + np.arange(len(pois), dtype=float)
     P, M = np.cumsum(pois), np.cumsum(ks * pois)
     a = np.arange(n)
-    last = np.clip(s.cores - 1 - a, -1, len(pois) - 1)      # the last k with stretch 1
+    last = np.clip(s.cores - 1 - a - k0, -1, len(pois) - 1)  # the last k with stretch 1
     below = np.where(last >= 0, P[np.maximum(last, 0)], 0.0)
     below_m = np.where(last >= 0, M[np.maximum(last, 0)], 0.0)
     over = (1.0 + a) * (P[-1] - below) + (M[-1] - below_m)     # sum over k past the cut of (1 + a + k) pois[k]

@@ -627,6 +627,10 @@ def test_the_stretch_over_background_jobs_is_the_matrix_form():
         matrix = np.where(run > cores, run / cores * (1.0 + sv.ctx_penalty), 1.0) @ pois
         got = service._stretch_over_jobs(n, pois, sv)
         assert np.abs(got / matrix - 1.0).max() < 1e-12
+        # from k0 on (mean_stretch keeps the jobs within 10 sd of the mean)
+        k0 = max(0, int(bg - 10.0 * math.sqrt(bg + 1.0)))
+        part = service._stretch_over_jobs(n, pois[k0:], sv, k0) / pois[k0:].sum()
+        assert np.abs(part / (matrix / pois.sum()) - 1.0).max() < 1e-12
 
 
 @pytest.mark.skipif(service._compiled is None, reason="native/mva is not built")
