@@ -18,9 +18,7 @@ baseline / new, and the largest relative difference of their results.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -30,14 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from model.rack import service  # noqa: E402
 from model.solvers import mva_core  # noqa: E402
 
-
-def median_of(fn, repeat: int):
-    times, out = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), out
+from bench_mva import median_of  # noqa: E402  (this folder: the same medians)
 
 
 def bisect(a0, a1, b, Z, n):

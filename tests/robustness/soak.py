@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import math
 import signal
 import sys
@@ -62,7 +63,7 @@ def soak_scenarios(n: int, seed: int, space: dict, batch: int, limit: float,
     """``n`` random scenarios (the same ones for any ``jobs``: all are drawn
     first, in order) solved ``batch`` at a time, by ``jobs`` processes."""
     units = np.random.default_rng(seed).random((n, DIMENSIONS))
-    chunks = [(start, units[start:start + batch], space, limit) for start in range(0, n, batch)]
+    chunks = [(units[start:start + batch], space, limit) for start in range(0, n, batch)]
     counts = {"solved": 0, "violations": 0, "exceptions": 0, "slow": 0}
     t0 = time.time()
     done = 0
@@ -92,10 +93,16 @@ def soak_scenarios(n: int, seed: int, space: dict, batch: int, limit: float,
     return 1 if counts["violations"] or counts["exceptions"] else 0
 
 
+@functools.lru_cache(maxsize=1)
+def _profile() -> Profile:
+    """The profile, loaded once per process (not once per batch)."""
+    return Profile.load("tofino-testbed")
+
+
 def _chunk(job) -> tuple[dict, list[str]]:
     """One batch of scenarios: their counts and the lines to print."""
-    _start, units, space, limit = job
-    profile = Profile.load("tofino-testbed")
+    units, space, limit = job
+    profile = _profile()
     counts = {"solved": 0, "violations": 0, "exceptions": 0, "slow": 0}
     lines: list[str] = []
     scs = [scenario_from_unit(u, space) for u in units]
