@@ -1,4 +1,4 @@
-"""Two inner kernels of the analytic solver against their baselines, same run.
+"""Three inner kernels of the analytic solver against their baselines, same run.
 
     python benchmarks/bench_kernels.py [--repeat 7]
 
@@ -10,6 +10,10 @@
 2. CPU contention of one machine's 1,340 workers (``service._peers_expectation``,
    compiled) against the numpy division (``service._peers_by_division`` and
    its product with the stretch).
+3. Block overflow of many stations (``analytic._overflow_pairs``, compiled)
+   against the numpy reference (``_overflow_pairs_numpy``), on 8 racks of
+   281 queue-length columns and 192 stations, the largest call of the
+   issue-14 sweep.
 
 Each prints the median wall time over ``--repeat`` runs of both, the ratio
 baseline / new, and the largest relative difference of their results.
@@ -85,6 +89,20 @@ def main() -> None:
     t_new, (d_new, s_new) = median_of(lambda: service._peers_expectation(u, g), args.repeat)
     diff = max(np.max(np.abs(d_new / d_old - 1.0)), np.max(np.abs(s_new / s_old - 1.0)))
     label = "busy peers, 1340 workers" + ("" if service._compiled is not None else " (NOT BUILT)")
+    print(f"{label:>40} {t_old * 1e3:12.1f} {t_new * 1e3:9.1f} {t_old / t_new:7.1f} {diff:13.1e}")
+
+    from model.solvers import analytic
+    R, width, P = 8, 281, 192
+    N = np.full(R, 1024)
+    x_hist = np.cumsum(rng.uniform(0.1, 1.0, (R, 1024)), axis=1) / np.arange(1, 1025) * 0.9
+    cum = analytic._cum_logx(x_hist, N, width - 1)
+    rows = np.repeat(np.arange(R), P // R)
+    logd = np.log(rng.uniform(0.5, 1.5, P))
+    c = rng.uniform(0.0, 20.0, P)
+    t_old, o_old = median_of(lambda: analytic._overflow_pairs_numpy(cum, logd, c, rows), args.repeat)
+    t_new, o_new = median_of(lambda: analytic._overflow_pairs(cum, logd, c, rows), args.repeat)
+    diff = np.max(np.abs(o_new - o_old) / np.maximum(np.abs(o_old), 1e-300))
+    label = f"block overflow, {P} x {width}" + ("" if mva_core._compiled is not None else " (NOT BUILT)")
     print(f"{label:>40} {t_old * 1e3:12.1f} {t_new * 1e3:9.1f} {t_old / t_new:7.1f} {diff:13.1e}")
 
 

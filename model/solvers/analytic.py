@@ -298,6 +298,22 @@ def _significant(cum: np.ndarray, logd: np.ndarray, floor: float = 1e-18) -> np.
 
 def _overflow_pairs(cum: np.ndarray, logd: np.ndarray, c: np.ndarray,
                     rows: np.ndarray) -> np.ndarray:
+    """:func:`_overflow_pairs_numpy`, compiled (native/mva/tails.cpp) when the
+    extension is built: one loop per station over its own tail columns, with no
+    stations x columns temporaries. It was a third of a small sweep's time
+    (211 calls of about 2 ms, eight numpy passes over arrays of 50,000). The
+    sums are added in the reference's order, so the two agree to the bit."""
+    compiled = mva_core._compiled
+    if compiled is None:
+        return _overflow_pairs_numpy(cum, logd, c, rows)
+    return compiled.overflow_pairs(np.ascontiguousarray(cum, dtype=float),
+                                   np.ascontiguousarray(logd, dtype=float),
+                                   np.ascontiguousarray(c, dtype=float),
+                                   np.ascontiguousarray(rows, dtype=np.int64))
+
+
+def _overflow_pairs_numpy(cum: np.ndarray, logd: np.ndarray, c: np.ndarray,
+                          rows: np.ndarray) -> np.ndarray:
     """:func:`model.rack.network.block_overflow` for many stations at once: with
     T[k] = P(at least k there), ``E[(q0 + a - room)+] = max(0, -c) + T[m0+1]
     (m0 + 1 - c0) + sum_{k >= m0+2} T[k]``, ``c = room - a``, ``c0 = max(c, 0)``,

@@ -77,6 +77,26 @@ py::tuple run_peers(Arr u, Arr g) {
     return py::make_tuple(dot, total);
 }
 
+py::array_t<double> run_overflow(Arr2 cum, Arr logd, Arr c, LArr rows) {
+    if (cum.ndim() != 2) throw py::value_error("cum must be 2-d (racks x queue lengths)");
+    const std::size_t R = static_cast<std::size_t>(cum.shape(0));
+    const std::size_t width = static_cast<std::size_t>(cum.shape(1));
+    const std::size_t P = static_cast<std::size_t>(logd.shape(0));
+    if (logd.ndim() != 1 || c.ndim() != 1 || rows.ndim() != 1 ||
+        static_cast<std::size_t>(c.shape(0)) != P || static_cast<std::size_t>(rows.shape(0)) != P)
+        throw py::value_error("logd, c and rows must be 1-d arrays of the same length");
+    for (std::size_t p = 0; p < P; ++p)
+        if (rows.data()[p] < 0 || static_cast<std::size_t>(rows.data()[p]) >= R)
+            throw py::value_error("rows must index rows of cum");
+    py::array_t<double> out(static_cast<py::ssize_t>(P));
+    {
+        py::gil_scoped_release release;
+        mva::overflow_pairs(cum.data(), width, logd.data(), c.data(), rows.data(), P,
+                            out.mutable_data());
+    }
+    return out;
+}
+
 PYBIND11_MODULE(_mva, mod) {
     mod.doc() = "Closed-network MVA recursion of the analytic solver (model/solvers/mva_core.py)";
     mod.def("recursion",
@@ -99,4 +119,7 @@ PYBIND11_MODULE(_mva, mod) {
     mod.def("peers_expectation", &run_peers,
             "Per worker: (sum_k q_i[k] g[k], sum_k q_i[k]) over the busy-peer distribution",
             py::arg("u"), py::arg("g"));
+    mod.def("overflow_pairs", &run_overflow,
+            "Per station: E[(queue - c)+] from its rack's log tail terms (analytic._overflow_pairs)",
+            py::arg("cum"), py::arg("logd"), py::arg("c"), py::arg("rows"));
 }

@@ -43,4 +43,13 @@ void recursion_batch(std::size_t R, std::size_t m, const double* v, const double
 void peers_expectation(const double* u, std::size_t n, const double* g, double* dot,
                        double* total);
 
+// Block overflow of P stations at once (tails.cpp): station p is in rack
+// rows[p] (a row of cum, R x width, the log product-form tail terms), its
+// queue-length tail is T[k] = exp(min(k logd[p] + cum[rows[p], k], 0)), and
+// out[p] = max(0, -c) + T[m0 + 1] (m0 + 1 - c0) + sum_{k >= m0 + 2} T[k] with
+// c0 = max(c[p], 0), m0 = floor(c0): E[(queue - c)+], the clients left over
+// when a room of c clients fills.
+void overflow_pairs(const double* cum, std::size_t width, const double* logd, const double* c,
+                    const long* rows, std::size_t P, double* out);
+
 }  // namespace mva

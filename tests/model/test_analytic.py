@@ -549,6 +549,43 @@ def test_block_overflow_of_many_stations_matches_the_one_station_form():
         assert got[p] == pytest.approx(want, rel=1e-9, abs=1e-12), (p, got[p], want)
 
 
+@pytest.mark.skipif(__import__("model.solvers.mva_core", fromlist=["_compiled"])._compiled is None,
+                    reason="native/mva is not built")
+def test_compiled_block_overflow_is_the_numpy_reference_to_the_bit():
+    """native/mva's overflow_pairs adds the same terms in the same order as
+    _overflow_pairs_numpy: equal to the bit over random racks, with rooms
+    below zero, inside the queue, on a column and past the last column, and
+    with the reference's edge values (cum -inf past a population, logd -inf
+    for an idle worker, +inf, NaN)."""
+    from model.solvers import mva_core
+    from model.solvers.analytic import _cum_logx, _overflow_pairs_numpy
+    rng = np.random.default_rng(12)
+    for trial in range(40):
+        R = int(rng.integers(1, 6))
+        N = rng.integers(2, 400, R)
+        x_hist = np.zeros((R, int(N.max())))
+        for r, n in enumerate(N):
+            x_hist[r, :n] = np.cumsum(rng.uniform(0.1, 1.0, n)) / np.arange(1, n + 1) * 0.9
+        cum = _cum_logx(x_hist, N, int(rng.integers(1, int(N.max()))))
+        P = int(rng.integers(1, 200))
+        rows = rng.integers(0, R, P)
+        logd = np.log(rng.uniform(0.2, 2.5, P))
+        logd[rng.random(P) < 0.05] = -np.inf
+        logd[rng.random(P) < 0.02] = np.inf
+        logd[rng.random(P) < 0.02] = np.nan
+        width = cum.shape[1]
+        c = rng.uniform(-5.0, width + 5.0, P)
+        on_column = rng.random(P) < 0.2
+        c[on_column] = np.floor(c[on_column])
+        want = _overflow_pairs_numpy(cum, logd, c, rows)
+        got = mva_core._compiled.overflow_pairs(cum, logd, c, rows.astype(np.int64))
+        assert np.array_equal(got, want, equal_nan=True), (trial, np.nonzero(got != want))
+    empty = mva_core._compiled.overflow_pairs(cum, logd[:0], c[:0], rows[:0].astype(np.int64))
+    assert empty.shape == (0,)
+    with pytest.raises(ValueError, match="rows"):
+        mva_core._compiled.overflow_pairs(cum, logd[:1], c[:1], np.array([R], dtype=np.int64))
+
+
 def test_mean_stretch_matches_the_worker_by_worker_expectation():
     """service.mean_stretch (all workers of a machine at once) against the
     expectation written out worker by worker: peers busy independently
