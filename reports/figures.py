@@ -32,6 +32,12 @@ def ptext(s: Any) -> str:
 # :func:`fit_legend` makes the figure taller by the rows the legend takes.
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0,
                 "yanchor": "bottom", "font": {"size": 11}}
+#: Between the title and the plot (paper y = 1 is the plot's top edge; the
+#: container's is the figure's top, where a legend anchored below it is off the
+#: page: the sweep's bar colours had no key that way). Needs a top margin of
+#: about 70 px for the title above it.
+LEGEND_ABOVE = {"orientation": "h", "x": 0, "xanchor": "left", "yref": "paper", "y": 1.0,
+                "yanchor": "bottom", "font": {"size": 11}}
 
 
 def layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:

@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
-from .figures import PALETTE, layout, ptext
+from .figures import LEGEND_ABOVE, PALETTE, layout, ptext
 from .page import _Figures, _kpi, _table, _unique_ids, render, scenario_section, write
 
 _KIND_COLOR = {"server": PALETTE[0], "clients": PALETTE[2], "timeouts": PALETTE[3],
@@ -92,8 +92,7 @@ def sweep_figure(res) -> dict:
                                               else " (no interval in this build)")
     lay = layout(title, "throughput (MOPS)", "", height=max(260, 60 + 28 * len(rows)),
                  barmode="overlay", margin={"l": 20, "r": 20, "t": 70, "b": 50},
-                 legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0,
-                         "font": {"size": 11}},
+                 legend=dict(LEGEND_ABOVE),
                  shapes=[{"type": "line", "x0": base, "x1": base, "yref": "paper", "y0": 0,
                           "y1": 1, "line": {"dash": "dash", "color": "#4a5568", "width": 1}}])
     lay["yaxis"].update({"autorange": "reversed", "type": "category",
@@ -114,8 +113,7 @@ def sweep_time_figure(res) -> dict:
     lay = layout("Where a worker's time goes", "time per request (µs)", "", barmode="stack",
                  height=max(260, 60 + 28 * len(rows)),
                  margin={"l": 20, "r": 20, "t": 70, "b": 50},
-                 legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0,
-                         "font": {"size": 11}})
+                 legend=dict(LEGEND_ABOVE))
     lay["yaxis"].update({"autorange": "reversed", "type": "category"})
     return {"data": data, "layout": lay}
 
@@ -337,7 +335,7 @@ def search_figure(t) -> dict | None:
              "marker": {"color": "#1a202c", "size": 11, "symbol": "square-open"}}]
     lay = layout(f"Throughput of the configurations solved, against {k}",
                  f"{k} ({unit})" if unit else k, "throughput (MOPS)",
-                 legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 0})
+                 legend=dict(LEGEND_ABOVE), margin={"t": 70})
     if any(d.key == k and d.log for d in getattr(t, "dims", ())) or (
             "log scale" in t.ranges[k]):
         lay["xaxis"]["type"] = "log"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import importlib.machinery
 import json
+import re
 import sys
 import types
 
@@ -115,6 +116,22 @@ def test_outputs(tmp_path, capsys, ext):
     else:
         assert "Plotly.newPlot" in text or "plotly" in text.lower()
         assert "Throughput per configuration" in text and "clients.threads (threads)" in text
+        for fig in re.findall(r'<script type="application/json" id="fig-\d+-data">(.*?)</script>',
+                              text, re.S):
+            assert_legend_on_page(json.loads(fig)["layout"])
+
+
+def assert_legend_on_page(lay: dict) -> None:
+    """A legend anchored outside the figure is not drawn: the sweep's bar
+    colours (what limits each rack) had no key when its legend sat above the
+    container's top edge."""
+    leg = lay.get("legend", {})
+    y, anchor = leg.get("y", 1.0), leg.get("yanchor", "auto")
+    if leg.get("yref") == "container":
+        assert not (y >= 1.0 and anchor == "bottom") and not (y <= 0.0 and anchor == "top"), leg
+    else:        # paper: above the plot only into a top margin that has room for it
+        if y >= 1.0 and anchor == "bottom":
+            assert lay.get("margin", {}).get("t", 0) >= 60, (leg, lay.get("margin"))
 
 
 @pytest.mark.parametrize("argv,field", [
