@@ -13,7 +13,12 @@ Kinds, in the order they are checked:
                   reply (:func:`model.rack.clients.no_completion`); set by
                   :func:`model.prediction.no_goodput`, not by :func:`classify`
 ``timeouts``      clients spend over 30 % of their time waiting out lost
-                  requests (evidence: that share, lost packets per request)
+                  requests and no worker is saturated (evidence: that share,
+                  lost packets per request). With a worker saturated
+                  (``SATURATED``) the timeouts only park the clients that
+                  worker cannot serve: throughput does not depend on them
+                  (NoCache at 100 ms or 5 s: the same MOPS), so that worker
+                  is named (``server``) and the timeouts are its evidence
 ``write-stall``   a worker's writes are stopped over 10 % of the time
                   (immutable memtables at maxnum, waiting for a flush)
 ``wal-switch``    a worker is blocked by WAL switches or write slowdown
@@ -31,6 +36,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+
+#: A worker this busy is the rack's limit whatever the clients do: timeouts
+#: then take only clients it could not have served.
+SATURATED = 0.95
 
 
 @dataclass
@@ -81,7 +90,12 @@ class Bottleneck:
             return (f"clients: too few threads to saturate the servers "
                     f"(busiest worker at {pct})")
         per = " each" if len(self.servers) > 1 else ""
-        return f"{who} ({pct} busy{per}, {100 * e.get('share_of_requests', 0):.1f}% of requests{per})"
+        text = f"{who} ({pct} busy{per}, {100 * e.get('share_of_requests', 0):.1f}% of requests{per})"
+        if e.get("timeout_share", 0.0) > 0.3:
+            text += (f"; the clients {'they' if per else 'it'} cannot serve wait out lost requests "
+                     f"({100 * e['timeout_share']:.0f}% of client time, timeout "
+                     f"{e.get('timeout_ms', 0):g} ms), which does not limit throughput")
+        return text
 
 
 def _who(servers: list[int]) -> str:
@@ -99,7 +113,8 @@ def classify(outcome: Outcome, shares, cores: int, timeout_ms: float) -> Bottlen
     shares = np.asarray(shares, dtype=float)
     active = shares > 0
     util = np.where(active, np.asarray(o.util, dtype=float), 0.0)
-    if o.timeout_share > 0.3:
+    top = float(util.max()) if util.size else 0.0
+    if o.timeout_share > 0.3 and top < SATURATED:
         return Bottleneck("timeouts", [], float(min(o.timeout_share, 1.0)),
                           {"timeout_share": float(o.timeout_share),
                            "lost_per_request": float(o.lost_per_request),
@@ -112,7 +127,6 @@ def classify(outcome: Outcome, shares, cores: int, timeout_ms: float) -> Bottlen
     if block.size and block.max() > 0.1:
         i = int(np.argmax(block))
         return Bottleneck("wal-switch", [i], float(block[i]), {"blocked_fraction": float(block[i])})
-    top = float(util.max()) if util.size else 0.0
     busiest = [int(i) for i in np.nonzero(active & (util >= top - 0.02))[0]]
     stretch = np.asarray(o.stretch, dtype=float)
     if cores > 0 and stretch.size and stretch.max() > 1.2:
@@ -120,6 +134,9 @@ def classify(outcome: Outcome, shares, cores: int, timeout_ms: float) -> Bottlen
                                                    "cores_per_machine": float(cores)})
     if top < 0.8:
         return Bottleneck("clients", busiest, top, {"busiest_utilization": top})
-    return Bottleneck("server", busiest, top,
-                      {"utilization": top,
-                       "share_of_requests": float(shares[busiest[0]]) if busiest else 0.0})
+    evidence = {"utilization": top,
+                "share_of_requests": float(shares[busiest[0]]) if busiest else 0.0}
+    if o.timeout_share > 0.3:
+        evidence.update(timeout_share=float(min(o.timeout_share, 1.0)),
+                        lost_per_request=float(o.lost_per_request), timeout_ms=float(timeout_ms))
+    return Bottleneck("server", busiest, top, evidence)

@@ -87,6 +87,23 @@ def test_storage_mechanisms_move_process_time_the_right_way(profile):
     assert proc(base.updated({"workload.queries_m": 100.0})) > proc(base)
 
 
+def test_timeouts_behind_a_saturated_worker_are_not_the_bottleneck(profile):
+    """NoCache's hottest workers are saturated: its lost requests park the
+    clients those workers cannot serve, and the timeout (100 ms or 5 s) does
+    not move throughput. The bottleneck names the workers, with the timeouts
+    as evidence, and the clients' timeout share is the delay the state was
+    solved at over N / X (it read 123 %, shown as 100 %, at 5 s)."""
+    nocache = Scenario.default().updated({"switch.cache": False})
+    short = predict(nocache.updated({"clients.timeout_ms": 100.0}), profile)
+    long = predict(nocache.updated({"clients.timeout_ms": 5000.0}), profile)
+    assert long.throughput_mops == pytest.approx(short.throughput_mops, rel=0.01)
+    for p in (short, long):
+        b = p.bottleneck
+        assert b.kind == "server" and b.share >= 0.95, b.text()
+        assert 0.3 < b.evidence["timeout_share"] < 0.99, b.evidence
+        assert "does not limit throughput" in b.text()
+
+
 def test_loss_and_timeouts(profile):
     sc = Scenario.default().updated({"servers.count": 4, "clients.threads": 1024,
                                      "switch.cache": False, "servers.rcvbuf_kb": 16})
