@@ -39,6 +39,7 @@ from model.scenario import Scenario
 from .results import PredictionResult
 
 __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
+           "sweep_plan",
            "explain", "tune", "Scenario", "Profile", "InputError", "PredictionResult",
            "DEFAULT_PROFILE"]
 
@@ -119,6 +120,17 @@ def sweep(values: Mapping[str, Sequence[Any]], scenario: Scenario | str | Mappin
     axes = parse_axes(values, source="sweep")
     return run_sweep(load_scenario(scenario), load_profile(profile), axes, zip_=zip,
                      baseline=baseline, intervals=intervals)
+
+
+def sweep_plan(path: str, scenario: Scenario | str | Mapping | None = None,
+               profile: Profile | str | None = None, *, baseline: int = 1,
+               intervals: bool = True):
+    """:func:`sweep` over the rows of a plan CSV (a column per scenario key, an
+    optional ``id`` column, an empty cell for the base value), as
+    ``python -m sim sweep --plan`` reads it."""
+    from sim.sweep import read_plan, run_plan
+    return run_plan(read_plan(path, load_scenario(scenario)), load_profile(profile),
+                    baseline=baseline, intervals=intervals)
 
 
 def explain(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,

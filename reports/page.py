@@ -25,6 +25,7 @@ import jinja2
 from markupsafe import Markup
 
 from model.errors import InputError
+from model.safe_io import write_text
 
 from . import analysis as A
 from . import assets
@@ -85,7 +86,7 @@ def write(path: str | Path, html_text: str) -> Path:
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(html_text, encoding="utf-8")
+        write_text(p, html_text)
         if assets.needs_plotly(html_text):
             assets.install_beside(p)
     except OSError as exc:

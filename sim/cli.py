@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def check_outputs(args) -> None:
     """Every output path of the command, checked before any work is done."""
-    inputs = [getattr(args, k, None) for k in ("runs", "scenario", "profile")]
+    inputs = [getattr(args, k, None) for k in ("runs", "scenario", "profile", "plan")]
     for opt in ("out", "html", "timeline"):
         if getattr(args, opt, None):
             output_path(getattr(args, opt), f"--{opt}", inputs)

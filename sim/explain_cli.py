@@ -39,8 +39,9 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from model.explain import explain
-    from .cli import load_inputs
+    from .cli import check_outputs, load_inputs
     _check_out(args.out)
+    check_outputs(args)
     sc, profile = load_inputs(args)
     ex = explain(sc, profile, shapley=args.shapley)
     if args.json:
@@ -130,15 +131,16 @@ def write_explanation(ex, path: str, sc=None) -> Path:
     p = Path(path)
     ext = p.suffix.lower()
     _check_out(path)
+    from model.safe_io import atomic_write, write_text
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         if ext in (".html", ".htm"):
             from reports.questions import write_explain_page
             write_explain_page(ex, p, scenario=sc.to_dict() if sc is not None else None)
         elif ext == ".json":
-            p.write_text(json.dumps(_finite(ex.to_dict()), indent=1) + "\n")
+            write_text(p, json.dumps(_finite(ex.to_dict()), indent=1) + "\n")
         else:
-            with open(p, "w", newline="") as fh:
+            with atomic_write(p) as fh:
                 w = csv.writer(fh)
                 w.writerow(["part", "key", "present", "alone_x", "cumulative_x", "shapley_x"])
                 for q in ex.parts:

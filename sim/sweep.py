@@ -16,9 +16,16 @@ time), packet loss and resends (packets per run) and the bottleneck (kind in
 the table, its sentence below). ``--out`` writes the rows as CSV, JSON or an
 HTML page (by extension).
 
+``--plan FILE.csv`` takes the configurations from a hand-made table
+instead: one row each, a column per scenario key (``servers``,
+``storage.memtable_mb``, ... as ``--set`` spells them), an optional ``id``
+column to name the rows, and an empty cell for the base scenario's value.
+Nothing else is required: it is a what-if, not a measured run.
+
 Bad input (unknown key, bad value, empty list, zip lengths, baseline out of
 range, unknown output type) raises :class:`~model.errors.InputError`
-naming the key: exit 2, no traceback.
+naming the key (in a plan: the file, line and the user's column): exit 2,
+no traceback.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import numpy as np
 from model.errors import InputError
 from model.prediction import Prediction
 from model.profile import Profile
+from model.safe_io import atomic_write, write_text
 from model.scenario import Scenario, parse_value, resolve_key
 
 MAX_CONFIGURATIONS = 5000
@@ -128,6 +136,71 @@ def build_scenarios(base: Scenario, changes: Sequence[Mapping[str, Any]]) -> lis
     return out
 
 
+@dataclass
+class Plan:
+    """Configurations read from a plan CSV (:func:`read_plan`)."""
+    keys: list[str]                   # canonical keys, in column order
+    changes: list[dict[str, Any]]     # per row: the non-empty cells
+    scenarios: list[Scenario]
+    ids: list[str]                    # per row: its id, or "" without an id column
+    source: str
+
+
+def read_plan(path: str | Path, base: Scenario) -> Plan:
+    """A what-if plan: a CSV whose columns are scenario keys (and ``id``).
+
+    Every problem names the file, the line and the column as the user wrote
+    it: an unknown column, a value the key does not take, a combination the
+    scenario refuses (flushnum not below maxnum), a table without rows."""
+    from model.safe_io import read_csv
+    src = str(path)
+    header, raw = read_csv(path, what="plan CSV", field="--plan")
+    columns: list[tuple[str, str]] = []               # (user's column, canonical key)
+    seen: dict[str, str] = {}
+    for col in header:
+        if col == "id":
+            continue
+        try:
+            key = resolve_key(col, src)
+        except InputError as exc:
+            raise InputError(f"{exc.detail} (a plan's columns are scenario keys, as "
+                             "--set spells them, and an optional id)",
+                             source=src, line=1, field=col) from None
+        if key == "name":
+            raise InputError("the scenario name is not a setting", source=src, line=1, field=col)
+        if key in seen:
+            raise InputError(f"the same key as column '{seen[key]}'", source=src, line=1, field=col)
+        seen[key] = col
+        columns.append((col, key))
+    if not columns:
+        raise InputError("no scenario-key columns: give at least one, e.g. servers or "
+                         "storage.memtable_mb", source=src, line=1)
+    if not raw:
+        raise InputError("no rows after the header", source=src, line=1)
+    if len(raw) > MAX_CONFIGURATIONS:
+        raise InputError(f"{len(raw):,} rows is more than {MAX_CONFIGURATIONS:,}; split the plan",
+                         source=src, line=int(raw[MAX_CONFIGURATIONS]["__line__"]))
+    changes, scenarios, ids = [], [], []
+    for row in raw:
+        line = int(row["__line__"])
+        ch: dict[str, Any] = {}
+        for col, key in columns:
+            cell = row[col].strip()
+            if cell:
+                ch[key] = parse_value(cell)
+        # every problem of the row is checked before any solving; a value that
+        # is fine alone can be refused with the others (flushnum < maxnum)
+        try:
+            scenarios.append(base.updated(ch, source=src))
+        except InputError as exc:
+            col = seen.get(exc.field or "", None) or next(
+                (c for c, k in columns if exc.field and k.endswith(exc.field)), exc.field)
+            raise InputError(exc.detail, source=src, line=line, field=col) from None
+        changes.append(ch)
+        ids.append(row.get("id", "").strip())
+    return Plan([k for _, k in columns], changes, scenarios, ids, src)
+
+
 def _label(ch: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}={_val(v)}" for k, v in ch.items()) or "the base scenario"
 
@@ -184,6 +257,11 @@ def summary_row(pred: Prediction, interval: tuple[float, float] | None = None) -
     }
 
 
+def _setting(sc: Scenario, key: str) -> Any:
+    sec, name = key.split(".")
+    return getattr(getattr(sc, sec), name)
+
+
 def _pct(new: float, base: float) -> float:
     if not (math.isfinite(new) and math.isfinite(base)) or base == 0:
         return math.nan
@@ -202,6 +280,8 @@ class SweepResult:
     profile: str
     zipped: bool = False
     rows: list[dict[str, Any]] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)     # a plan's row names ("" for none)
+    plan: str = ""                                   # the plan CSV the rows came from
 
     def __post_init__(self):
         if not self.rows:
@@ -215,7 +295,11 @@ class SweepResult:
         out = []
         for i, (ch, pred, iv) in enumerate(zip(self.changes, self.predictions, self.intervals), 1):
             row: dict[str, Any] = {"row": i}
-            row.update(ch)
+            if self.ids:
+                row["id"] = self.ids[i - 1]
+            # a plan's empty cell is the base scenario's value: show that value
+            row.update({k: ch[k] if k in ch else _setting(sc, k)
+                        for k, sc in ((k, self.scenarios[i - 1]) for k in self.keys)})
             row.update(summary_row(pred, iv))
             row["is_baseline"] = i == self.baseline
             out.append(row)
@@ -229,7 +313,8 @@ class SweepResult:
     def to_dict(self) -> dict[str, Any]:
         return _finite({
             "keys": self.keys, "baseline_row": self.baseline, "profile": self.profile,
-            "combination": "zip" if self.zipped else "cartesian product",
+            "combination": (f"rows of {self.plan}" if self.plan else
+                            "zip" if self.zipped else "cartesian product"),
             "interval": (f"{100 * INTERVAL_LEVEL:.0f} % interval of the throughput"
                          if self.has_intervals else None),
             "units": COLUMN_UNITS, "rows": self.rows})
@@ -278,6 +363,17 @@ def run_sweep(base: Scenario, profile: Profile, axes: Sequence[Axis], *, zip_: b
                        profile.name, zip_)
 
 
+def run_plan(plan: Plan, profile: Profile, *, baseline: int = 1,
+             intervals: bool = True) -> SweepResult:
+    """:func:`run_sweep` over the rows of a plan CSV."""
+    if not 1 <= baseline <= len(plan.changes):
+        raise InputError(f"row {baseline} does not exist; the plan has rows "
+                         f"1-{len(plan.changes)}", field="--baseline")
+    preds, ivs = solve(plan.scenarios, profile, intervals)
+    return SweepResult(plan.keys, plan.changes, plan.scenarios, preds, ivs, baseline,
+                       profile.name, ids=plan.ids if any(plan.ids) else [], plan=plan.source)
+
+
 # ---------------------------------------------------------------- text table
 def _f(v: Any, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and not math.isfinite(v)):
@@ -307,6 +403,8 @@ def format_table(res: SweepResult) -> str:
     iv = res.has_intervals
     cols: list[tuple[str, str, list[str]]] = [("#", "", [str(r["row"]) + ("*" if r["is_baseline"] else "")
                                                          for r in res.rows])]
+    if res.ids and any(res.ids):
+        cols.append(("id", "", [r["id"] for r in res.rows]))
     for k in res.keys:
         cols.append((k, _key_unit(k), [_val(r[k]) for r in res.rows]))
     thr = []
@@ -333,14 +431,16 @@ def format_table(res: SweepResult) -> str:
         ("bottleneck", "", [r["bottleneck"] for r in res.rows]),
     ]
     widths = [max(len(h), len(u), *(len(v) for v in vals)) for h, u, vals in cols]
-    numeric = [h not in res.keys and h != "bottleneck" for h, _, _ in cols]
+    numeric = [h not in res.keys and h not in ("bottleneck", "id") for h, _, _ in cols]
 
     def line(cells):
         return "  ".join((c.rjust(w) if num else c.ljust(w))
                          for c, w, num in zip(cells, widths, numeric)).rstrip()
 
-    kind = "zip of" if res.zipped else "cartesian product of"
-    head = [f"sweep: {len(res.rows)} configurations ({kind} {' x '.join(res.keys) or 'nothing'}), "
+    kind = (f"rows of {res.plan}:" if res.plan else
+            "zip of" if res.zipped else "cartesian product of")
+    sep = ", " if res.plan else " x "
+    head = [f"sweep: {len(res.rows)} configurations ({kind} {sep.join(res.keys) or 'nothing'}), "
             f"analytic model, profile '{res.profile}'; * = baseline (row {res.baseline})"]
     if not iv:
         head.append("throughput interval: none (--no-intervals, or a profile without "
@@ -370,13 +470,13 @@ def write_output(res: SweepResult, path: str | Path, title: str | None = None) -
             cols: list[str] = []
             for r in res.rows:
                 cols += [k for k in r if k not in cols]
-            with open(p, "w", newline="") as fh:
+            with atomic_write(p) as fh:
                 w = csv.writer(fh)
                 w.writerow(cols)
                 for r in res.rows:
                     w.writerow([_csv(r.get(c)) for c in cols])
         elif ext == ".json":
-            p.write_text(json.dumps(res.to_dict(), indent=1) + "\n")
+            write_text(p, json.dumps(res.to_dict(), indent=1) + "\n")
         else:
             from reports.questions import write_sweep_page
             write_sweep_page(res, p, title=title)
@@ -403,6 +503,9 @@ def add_parser(sub) -> None:
                    help="base scenario TOML (default: the embedded FarReach rack)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=V1,V2,...",
                    help="values of a scenario key, e.g. servers=16,32 (repeatable)")
+    p.add_argument("--plan", metavar="FILE.csv",
+                   help="configurations from a CSV instead of --set: a column per scenario "
+                        "key, an optional id column, an empty cell for the base value")
     p.add_argument("--zip", action="store_true",
                    help="take the i-th value of every key together instead of every combination")
     p.add_argument("--baseline", type=int, default=1, metavar="N",
@@ -416,19 +519,28 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from .cli import DEFAULT_PROFILE
+    from .cli import DEFAULT_PROFILE, check_outputs
     base = Scenario.from_toml(args.scenario) if args.scenario else Scenario.default()
     axes = parse_axes(args.sets)
-    if not axes:
-        raise InputError("nothing to sweep: give at least one --set KEY=V1,V2,...", field="--set")
+    if args.plan and (axes or args.zip):
+        raise InputError("a plan lists its configurations itself; give --plan or --set "
+                         "(and --zip), not both", field="--plan")
+    if not axes and not args.plan:
+        raise InputError("nothing to sweep: give at least one --set KEY=V1,V2,... "
+                         "or --plan FILE.csv", field="--set")
     if args.out:
         ext = Path(args.out).suffix.lower()
         if ext not in (".csv", ".json", ".html", ".htm"):
             raise InputError("unknown output type; use a .csv, .json or .html file name",
                              field="--out", source=args.out)
+    check_outputs(args)               # a missing folder, or --out naming the plan: before work
+    plan = read_plan(args.plan, base) if args.plan else None     # all rows checked first
     profile = Profile.load(args.profile or DEFAULT_PROFILE)
-    res = run_sweep(base, profile, axes, zip_=args.zip, baseline=args.baseline,
-                    intervals=args.intervals)
+    if plan is not None:
+        res = run_plan(plan, profile, baseline=args.baseline, intervals=args.intervals)
+    else:
+        res = run_sweep(base, profile, axes, zip_=args.zip, baseline=args.baseline,
+                        intervals=args.intervals)
     if args.json:
         print(json.dumps(res.to_dict(), indent=1))
     else:

@@ -418,16 +418,17 @@ def write_tune(t: TuneResult, path: str | Path) -> Path:
     if ext not in (".html", ".htm", ".json", ".csv"):
         raise InputError("unknown output type; use a .html, .json or .csv file name",
                          field="--out", source=str(path))
+    from model.safe_io import atomic_write, write_text
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         if ext == ".json":
-            p.write_text(json.dumps(t.to_dict(), indent=1) + "\n")
+            write_text(p, json.dumps(t.to_dict(), indent=1) + "\n")
         elif ext == ".csv":
             import csv
             cols: list[str] = []
             for r in t.history:
                 cols += [k for k in r if k not in cols]
-            with open(p, "w", newline="") as fh:
+            with atomic_write(p) as fh:
                 wr = csv.writer(fh)
                 wr.writerow(cols)
                 for r in t.history:
@@ -468,10 +469,11 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from .cli import load_inputs
+    from .cli import check_outputs, load_inputs
     if args.out and Path(args.out).suffix.lower() not in (".html", ".htm", ".json", ".csv"):
         raise InputError("unknown output type; use a .html, .json or .csv file name",
                          field="--out", source=args.out)
+    check_outputs(args)
     dims = parse_dimensions(args.vary)
     sc, profile = load_inputs(args)
     t = tune(sc, profile, dims, objective=args.objective, max_latency_us=args.max_latency_us,

@@ -53,12 +53,14 @@ def _example_checks():
     from calibrate.plan import expand, load_plan
     from calibrate.runs_io import load_runs
     from calibrate.ycsb_output import read_ycsb
+    from sim.sweep import read_plan
     return {
         "rack.toml": lambda p: Scenario.from_toml(str(p)),
         "local.toml": lambda p: expand(load_plan(str(p)), cores=2),
         "runs.csv": lambda p: load_runs(p),
         "ycsb-run.txt": lambda p: read_ycsb(p),
         "db_bench.txt": lambda p: read_dbbench(p),
+        "whatif.csv": lambda p: read_plan(p, Scenario.default()),
     }
 
 

@@ -160,3 +160,72 @@ def test_api_mapping_input():
     with pytest.raises(InputError) as exc:
         sw.parse_axes({"servers": []}, source="sweep")
     assert exc.value.field == "servers"
+
+
+def test_a_plan_csv_is_a_what_if_table(tmp_path, capsys):
+    """--plan: a hand-made CSV of scenario keys, with ids and empty cells (the
+    base value), needs no measured-run columns, and predicts what --set
+    predicts for the same configurations."""
+    plan = tmp_path / "plan.csv"
+    given = b"id,servers,clients.threads\r\nnow,16,32\r\nwider,32,\r\n"     # CRLF
+    plan.write_bytes(given)
+    out = tmp_path / "p.csv"
+    code, text, err = run(["sweep", "--plan", str(plan), "--no-intervals", "--out", str(out)],
+                          capsys)
+    assert code == 0, err
+    assert "rows of" in text and "wider" in text
+    rows = list(csv.DictReader(out.read_text().splitlines()))
+    assert [r["id"] for r in rows] == ["now", "wider"]
+    base = Scenario.default()
+    # the empty cell is the base scenario's value, shown as such
+    assert rows[1]["clients.threads"] == str(base.clients.threads)
+    code, _, _ = run(["sweep", "--set", "servers=16,32", "--set",
+                      f"clients=32,{base.clients.threads}", "--zip", "--no-intervals",
+                      "--out", str(tmp_path / "z.csv")], capsys)
+    z = list(csv.DictReader((tmp_path / "z.csv").read_text().splitlines()))
+    assert [r["throughput_mops"] for r in rows] == [r["throughput_mops"] for r in z]
+    assert plan.read_bytes() == given                     # the user's file is untouched
+
+
+@pytest.mark.parametrize("text,line,column", [
+    ("id,servrs\na,16\n", 1, "servrs"),                          # unknown column
+    ("id,servers\na,16\nb,zero\n", 3, "servers"),                # bad value: the user's column
+    ("servers,storage.flushnum,storage.maxnum\n16,2,4\n16,8,4\n", 3, "storage.flushnum"),
+    ("servers,servers.count\n16,32\n", 1, "servers.count"),      # one key twice
+    ("servers,clients\n16,-5\n", 2, "clients"),
+    ("id,servers\na,16\na,32\n", 3, "id"),
+])
+def test_a_bad_plan_names_file_line_and_column(tmp_path, capsys, text, line, column):
+    plan = tmp_path / "plan.csv"
+    plan.write_text(text)
+    code, out, err = run(["sweep", "--plan", str(plan)], capsys)
+    assert code == 2 and "Traceback" not in err and out == ""
+    assert f"{plan}, line {line}, field '{column}'" in err, err
+
+
+def test_a_plan_needs_rows_and_keys_and_goes_alone(tmp_path, capsys):
+    for text, what in (("servers\n", "no rows"), ("id\na\n", "no scenario-key columns")):
+        (tmp_path / "p.csv").write_text(text)
+        code, _, err = run(["sweep", "--plan", str(tmp_path / "p.csv")], capsys)
+        assert code == 2 and what in err
+    code, _, err = run(["sweep", "--plan", str(tmp_path / "p.csv"), "--set", "servers=1,2"],
+                       capsys)
+    assert code == 2 and "'--plan'" in err
+
+
+@pytest.mark.parametrize("command", [["sweep", "--set", "servers=16,32", "--no-intervals"],
+                                     ["explain"], ["tune", "--vary", "servers=16,32"]])
+def test_outputs_are_checked_before_any_work(tmp_path, capsys, command):
+    """An --out in a missing folder is refused before solving (it was created
+    silently), like predict's."""
+    code, out, err = run(command + ["--out", str(tmp_path / "no" / "x.json")], capsys)
+    assert code == 2 and "does not exist" in err and out == ""
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_plan_is_never_its_own_output(tmp_path, capsys):
+    plan = tmp_path / "plan.csv"
+    plan.write_bytes(b"servers\n16\n32\n")
+    code, out, err = run(["sweep", "--plan", str(plan), "--out", str(plan)], capsys)
+    assert code == 2 and "also an input" in err and out == ""
+    assert plan.read_bytes() == b"servers\n16\n32\n"
