@@ -98,10 +98,18 @@ static void test_server(const std::string& dir) {
     }
     sendto(fd, g.data(), 65000, 0, reinterpret_cast<sockaddr*>(&a), sizeof(a));
     ++garbage;
+    // The PUT can be dropped too when the burst fills the socket buffer of a
+    // slow (sanitized, loaded) server: resend it as a client would, up to 5
+    // times, 2 s apart (a lost PUT failed this check once under load).
     auto b = pkt(OP_PUT, 99, 0, std::string(128, 'x'), 77);
-    sendto(fd, b.data(), b.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof(a));
     std::vector<uint8_t> r(kReplyBufSize);
-    ssize_t n = recv(fd, r.data(), r.size(), 0);
+    ssize_t n = -1;
+    int attempts = 0;
+    while (n < 0 && attempts < 5) {
+        sendto(fd, b.data(), b.size(), 0, reinterpret_cast<sockaddr*>(&a), sizeof(a));
+        ++attempts;
+        n = recv(fd, r.data(), r.size(), 0);
+    }
     Packet rp;
     CHECK(n == ssize_t(kHeaderSize) && parse_reply(r.data(), size_t(n), 128, rp) == ParseResult::Ok);
     CHECK(rp.req_id == 77 && rp.status == ST_OK);
@@ -120,8 +128,10 @@ static void test_server(const std::string& dir) {
     WorkerStats tot;
     for (auto& w : stats) tot.merge(w);
     // Under a slow (sanitized) server the burst may overflow the socket
-    // buffer; the kernel's drop counter accounts for those.
-    CHECK(tot.malformed + tot.drops == uint64_t(garbage));
+    // buffer; the kernel's drop counter accounts for those, and for the PUT
+    // attempts before the one answered (exact when the first was answered).
+    CHECK(tot.malformed + tot.drops >= uint64_t(garbage));
+    CHECK(tot.malformed + tot.drops <= uint64_t(garbage + attempts - 1));
     CHECK(tot.malformed > 0);
     CHECK(tot.tx_packets >= res.total.completed + 1);
     std::printf("server: %llu garbage datagrams dropped as malformed, %llu by the kernel, %llu load requests served\n",
