@@ -189,7 +189,26 @@ def _stock_fold(spec: StockSpec):
 
     Returns (recs, mass, per_rec_tail, tail, s2, modulus): head records sorted
     by mass descending (ties: lower key number first), each mass including its
-    even share of the tail; all masses already conditioned on the redraw."""
+    even share of the tail; all masses already conditioned on the redraw.
+
+    The fold does not depend on the server count, and it is half of a new
+    server count's first evaluation (0.6 s of 1.3 s: 2^20 FNV hashes and a
+    unique), so it is kept on disk too: a sweep to a server count the user has
+    not run before only partitions the folded head."""
+    path = workload_cache.path_for("fold", (spec,))
+    z = workload_cache.load(path)
+    if z is not None and all(a in z for a in ("recs", "mass", "scalars", "modulus")):
+        per_rec, tail, s2 = (float(x) for x in z["scalars"])
+        return z["recs"], z["mass"], per_rec, tail, s2, int(z["modulus"])
+    out = _fold_head(spec)
+    recs, mass, per_rec, tail, s2, m = out
+    workload_cache.save(path, {"recs": recs, "mass": mass, "scalars": np.array([per_rec, tail, s2]),
+                               "modulus": np.array(m, dtype=np.int64)}, compress=False)
+    return out
+
+
+def _fold_head(spec: StockSpec):
+    """:func:`_stock_fold`, computed."""
     zp = ZipfParams.make(spec.theta, spec.items)
     h = min(spec.head, zp.items)
     p = rank_pmf(zp, h)
@@ -374,7 +393,7 @@ def _select(b: _Blocks, k: float):
 def _hot(mass, count, server, n, hot):
     """Mass of each server's ``hot`` most popular records (blocks sorted by
     per-record mass within each server by the caller)."""
-    order = np.lexsort((-(mass / np.maximum(count, 1e-300)), server))
+    order = _by_server_then_mass(mass / np.maximum(count, 1e-300), server, n)
     s, m, c = server[order], mass[order], count[order]
     cum = np.cumsum(c)
     starts = np.searchsorted(s, np.arange(n))
@@ -383,6 +402,19 @@ def _hot(mass, count, server, n, hot):
     take = np.clip(hot - before, 0.0, c)
     return np.bincount(s, weights=m * np.where(c > 0, take / np.maximum(c, 1e-300), 0.0),
                        minlength=n)
+
+
+def _by_server_then_mass(q, server, n):
+    """``np.lexsort((-q, server))`` (server ascending, then per-record mass
+    descending, ties in input order) by two stable sorts: the first on -q is
+    near linear because the blocks come almost sorted by mass, the second on
+    the server number is a radix sort when the numbers fit 16 bits. The
+    lexsort of 10^6 blocks was a third of a new server count's evaluation."""
+    first = np.argsort(-q, kind="stable")
+    srv = server[first]
+    if n <= np.iinfo(np.int16).max:
+        srv = srv.astype(np.int16)
+    return first[np.argsort(srv, kind="stable")]
 
 
 def _win_table(mass, count, server, n):

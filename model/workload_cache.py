@@ -57,13 +57,17 @@ def load(path: str | None) -> dict | None:
     return out
 
 
-def save(path: str | None, arrays: dict) -> None:
+def save(path: str | None, arrays: dict, compress: bool = True) -> None:
+    """Store ``arrays`` at ``path`` (written whole, then renamed into place).
+    ``compress=False`` for dense arrays that zlib would only slow down (the
+    folded head: 16 MB, 0.4 s to compress for no gain)."""
     if path is None:
         return
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp.npz"
-        np.savez_compressed(tmp, **arrays)   # the window tables are mostly zeros
+        # the window tables are mostly zeros: those compress well
+        (np.savez_compressed if compress else np.savez)(tmp, **arrays)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only home only costs the recomputation

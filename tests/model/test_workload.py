@@ -457,6 +457,45 @@ def test_disk_cache_round_trip(tmp_path, monkeypatch):
     assert not again.shares.flags.writeable
 
 
+def test_the_folded_head_is_kept_on_disk_for_every_server_count(tmp_path, monkeypatch):
+    """The fold (ranks onto key numbers) does not depend on the server count:
+    it is stored once, and a new server count reads it back, with the same
+    shares as a fold computed afresh."""
+    monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
+    for f in (W._summary, W._blocks, W._stock_fold):
+        f.cache_clear()
+    sc = Scenario.default().updated({"servers.count": 8, "workload.records": 50_000})
+    first = W.evaluate_scenario(sc)
+    assert len(list(tmp_path.glob("fold-*.npz"))) == 1
+    for f in (W._summary, W._blocks, W._stock_fold):
+        f.cache_clear()
+    calls = []
+    monkeypatch.setattr(W, "_fold_head", lambda spec: calls.append(spec))
+    other = W.evaluate_scenario(sc.updated({"servers.count": 12}))   # read from disk
+    assert calls == [] and len(list(tmp_path.glob("fold-*.npz"))) == 1
+    monkeypatch.undo()
+    monkeypatch.setenv("KVPERF_CACHE_DIR", "off")
+    for f in (W._summary, W._blocks, W._stock_fold):
+        f.cache_clear()
+    fresh = W.evaluate_scenario(sc.updated({"servers.count": 12}))
+    assert np.array_equal(other.shares, fresh.shares) and other.hit_ratio == fresh.hit_ratio
+    assert np.array_equal(other.server_hot_fraction, fresh.server_hot_fraction)
+    assert np.array_equal(W.evaluate_scenario(sc).shares, first.shares)
+
+
+def test_hot_order_is_the_lexsort():
+    """_hot's two stable sorts give np.lexsort((-q, server)), ties included."""
+    rng = np.random.default_rng(4)
+    for trial in range(100):
+        N, n = int(rng.integers(0, 2000)), int(rng.integers(1, 40))
+        q = rng.choice([0.0, -0.0, 0.25, 1.0], N) if trial % 2 else rng.random(N)
+        srv = rng.integers(0, n, N)
+        assert np.array_equal(W._by_server_then_mass(q, srv, n), np.lexsort((-q, srv)))
+    srv = rng.integers(0, 40_000, 500)          # past int16: the general stable sort
+    q = rng.random(500)
+    assert np.array_equal(W._by_server_then_mass(q, srv, 40_000), np.lexsort((-q, srv)))
+
+
 def test_scenario_workload_keys_are_declared_and_in_sync():
     sc = Scenario.default()
     assert sc.workload == Workload() and sc.switch == Switch()
