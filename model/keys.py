@@ -206,6 +206,28 @@ def servers_of(recs, layout: str, n: int, partition: str, buckets: int = DEFAULT
     return servers_of_values(kv, layout, n, partition, buckets, recs)
 
 
+def partition_keys(recs, layout: str, partition: str, buckets: int = DEFAULT_BUCKETS,
+                   insertorder: str = "hashed") -> np.ndarray:
+    """The part of :func:`servers_of` that does not depend on the server count:
+    each record's CRC32 (hash partitioning) or key number (range). Hashing a
+    million head records is most of placing them; :func:`servers_from_keys`
+    does the rest for any server count."""
+    check_partition(partition)
+    recs = np.asarray(recs, dtype=np.int64)
+    kv = key_values(recs, layout, insertorder)
+    if partition == "hash":
+        return crc32_rows(wire_keys(kv, layout, recs))
+    return kv
+
+
+def servers_from_keys(pk, layout: str, n: int, partition: str,
+                      buckets: int = DEFAULT_BUCKETS) -> np.ndarray:
+    """:func:`servers_of` from :func:`partition_keys`."""
+    if partition == "hash":
+        return hash_server(pk, n, buckets)
+    return servers_of_values(pk, layout, n, partition, buckets)
+
+
 def servers_of_values(kv, layout: str, n: int, partition: str, buckets: int = DEFAULT_BUCKETS,
                       recs=None) -> np.ndarray:
     """Server index of key numbers ``kv`` (``recs`` only for ``kvperf`` hashing)."""

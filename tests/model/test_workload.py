@@ -462,25 +462,39 @@ def test_the_folded_head_is_kept_on_disk_for_every_server_count(tmp_path, monkey
     it is stored once, and a new server count reads it back, with the same
     shares as a fold computed afresh."""
     monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
-    for f in (W._summary, W._blocks, W._stock_fold):
+    caches = (W._summary, W._blocks, W._stock_fold, W._head_keys)
+    for f in caches:
         f.cache_clear()
     sc = Scenario.default().updated({"servers.count": 8, "workload.records": 50_000})
     first = W.evaluate_scenario(sc)
     assert len(list(tmp_path.glob("fold-*.npz"))) == 1
-    for f in (W._summary, W._blocks, W._stock_fold):
+    assert len(list(tmp_path.glob("headkeys-*.npz"))) == 1
+    for f in caches:
         f.cache_clear()
     calls = []
     monkeypatch.setattr(W, "_fold_head", lambda spec: calls.append(spec))
+    monkeypatch.setattr(W.keys, "partition_keys", lambda *a, **k: calls.append(a))
     other = W.evaluate_scenario(sc.updated({"servers.count": 12}))   # read from disk
     assert calls == [] and len(list(tmp_path.glob("fold-*.npz"))) == 1
     monkeypatch.undo()
     monkeypatch.setenv("KVPERF_CACHE_DIR", "off")
-    for f in (W._summary, W._blocks, W._stock_fold):
+    for f in caches:
         f.cache_clear()
     fresh = W.evaluate_scenario(sc.updated({"servers.count": 12}))
     assert np.array_equal(other.shares, fresh.shares) and other.hit_ratio == fresh.hit_ratio
     assert np.array_equal(other.server_hot_fraction, fresh.server_hot_fraction)
     assert np.array_equal(W.evaluate_scenario(sc).shares, first.shares)
+
+
+@pytest.mark.parametrize("partition", ["hash", "range", "range-even"])
+@pytest.mark.parametrize("layout", ["farreach", "kvperf", "synthetic"])
+def test_servers_from_partition_keys_are_servers_of(partition, layout):
+    from model import keys
+    recs = np.random.default_rng(2).integers(0, 10**9, 5000)
+    for n in (1, 3, 16, 32, 100):
+        pk = keys.partition_keys(recs, layout, partition, 32768, "hashed")
+        assert np.array_equal(keys.servers_from_keys(pk, layout, n, partition, 32768),
+                              keys.servers_of(recs, layout, n, partition, 32768, "hashed"))
 
 
 def test_hot_order_is_the_lexsort():
