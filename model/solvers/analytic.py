@@ -635,7 +635,7 @@ def _collapsed(b: _Batch, st: _State, r: int, cs: tuple, S_req, Sm, Am, Cm, Uom,
         if p_c not in seen:
             for i in cs:
                 Sm[i] = _collapsed_residence(p_c, period, full[i])
-            x = mva_core.recursion(s, Sm, Am, Cm, Uom, Vm, Z, N)[0][-1]
+            x = mva_core.throughput_at(s, Sm, Am, Cm, Uom, Vm, Z, N)
             seen[p_c] = x * s[i0] - 1.0 / (S_req[i0] * (1.0 + late[i0] * (1.0 - p_c)))
         return seen[p_c]
 

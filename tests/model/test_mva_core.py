@@ -119,3 +119,31 @@ def test_the_throughput_root_is_the_bisections_to_the_last_bits():
     # the hot worker of the first case is within 1e-4 of saturation, so this
     # is the regime where a plain Newton on g would crawl
     assert 1.0 - x[0] * b[0, 0].max() < 1e-4
+
+
+def test_throughput_at_is_the_recursions_last_value_and_schweitzer_past_n_exact():
+    """throughput_at (what a collapsed worker's root search asks at every
+    trial): the exact recursion's X(N) up to N_EXACT (the numpy reference
+    to 1e-12), and past it
+    the Schweitzer root at N, whatever the station count. Measured on random
+    racks with one worker collapsed into a pure delay (its residence a
+    buffer's worth of service): at most 2.5e-4 off the exact X(N)."""
+    rng = np.random.default_rng(3)
+    worst = 0.0
+    for t in range(30):
+        m = int(rng.integers(2, 40))
+        N = int(rng.integers(2, 3000)) if t < 10 else int(rng.integers(mc.N_EXACT + 1, 60_000))
+        v = rng.uniform(0.01, 1.0, m)
+        v /= v.sum()
+        S = rng.uniform(5.0, 50.0, m)
+        A, C, Uo, V = S.copy(), np.zeros(m), np.zeros(m), np.zeros(m)
+        if t % 3 == 0:                             # a collapsed worker
+            A[0], S[0] = 0.0, float(rng.uniform(1e3, 1e6))
+        Z = float(rng.uniform(100.0, 5000.0))
+        exact = mc.recursion_numpy(v, S, A, C, Uo, V, Z, N)[0][-1]
+        got = mc.throughput_at(v, S, A, C, Uo, V, Z, N)
+        if N <= mc.N_EXACT:
+            assert got == pytest.approx(exact, rel=1e-12)
+        else:
+            worst = max(worst, abs(got / exact - 1.0))
+    assert 0.0 < worst < 5e-4
