@@ -298,8 +298,8 @@ class SweepResult:
             if self.ids:
                 row["id"] = self.ids[i - 1]
             # a plan's empty cell is the base scenario's value: show that value
-            row.update({k: ch[k] if k in ch else _setting(sc, k)
-                        for k, sc in ((k, self.scenarios[i - 1]) for k in self.keys)})
+            sc = self.scenarios[i - 1]
+            row.update({k: ch[k] if k in ch else _setting(sc, k) for k in self.keys})
             row.update(summary_row(pred, iv))
             row["is_baseline"] = i == self.baseline
             out.append(row)
