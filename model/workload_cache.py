@@ -3,10 +3,13 @@
 Results are keyed by the source text of every module that computes them, so
 a changed model never reads what an older one wrote. ``KVPERF_CACHE_DIR``
 chooses the directory (default ``~/.cache/kvperf``); ``off`` disables it.
+The directory is kept within :data:`BUDGET` bytes, least recently used
+entries first out (an older model's entries go that way too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -43,6 +46,14 @@ def path_for(prefix: str, key: tuple) -> str | None:
     return os.path.join(d, f"{prefix}-{digest}.npz")
 
 
+#: The cache is kept within this many bytes, the least recently used entries
+#: removed first. A folded head is 16 MB and its partition keys 8 MB, one per
+#: distinct generator setting; evaluations are about 50 kB each. A soak or a
+#: tune over workload settings makes many: unbounded, the cache reached
+#: 2.4 GB in one afternoon's soak.
+BUDGET = 512 << 20
+
+
 def load(path: str | None) -> dict | None:
     """The arrays stored at ``path`` (read-only), or None."""
     if path is None:
@@ -52,6 +63,10 @@ def load(path: str | None) -> dict | None:
             out = {k: z[k] for k in z.files}
     except (OSError, KeyError, ValueError):
         return None
+    try:
+        os.utime(path)               # recently used: among the last to be pruned
+    except OSError:
+        pass
     for a in out.values():
         a.setflags(write=False)
     return out
@@ -63,11 +78,38 @@ def save(path: str | None, arrays: dict, compress: bool = True) -> None:
     folded head: 16 MB, 0.4 s to compress for no gain)."""
     if path is None:
         return
+    tmp = f"{path}.{os.getpid()}.tmp.npz"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp.npz"
         # the window tables are mostly zeros: those compress well
         (np.savez_compressed if compress else np.savez)(tmp, **arrays)
+        _prune(os.path.dirname(path), BUDGET - os.path.getsize(tmp))
         os.replace(tmp, path)
     except OSError:
-        pass  # a read-only home only costs the recomputation
+        # a read-only or full home only costs the recomputation
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+
+
+def _prune(folder: str, keep: int) -> None:
+    """Remove the least recently used entries of ``folder`` until those left
+    take at most ``keep`` bytes."""
+    entries = []
+    for name in os.listdir(folder):
+        if not name.endswith(".npz") or ".tmp." in name:
+            continue
+        full = os.path.join(folder, name)
+        try:
+            st = os.stat(full)
+        except OSError:
+            continue
+        entries.append((st.st_mtime, st.st_size, full))
+    total = sum(size for _, size, _ in entries)
+    for _, size, full in sorted(entries):
+        if total <= keep:
+            break
+        try:
+            os.remove(full)
+            total -= size
+        except OSError:
+            pass

@@ -497,6 +497,27 @@ def test_servers_from_partition_keys_are_servers_of(partition, layout):
                               keys.servers_of(recs, layout, n, partition, 32768, "hashed"))
 
 
+def test_the_disk_cache_stays_within_its_budget_least_recently_used_out(tmp_path, monkeypatch):
+    """A soak over workload settings made a 16 MB fold per generator setting
+    and the cache grew to 2.4 GB: it is now kept within BUDGET, the entries
+    least recently saved or read removed first."""
+    import os
+    from model import workload_cache as wc
+    monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(wc, "BUDGET", 280_000)                     # room for 3 of them
+    blob = {"a": np.arange(10_000, dtype=np.int64)}             # about 80 kB uncompressed
+    paths = [wc.path_for("t", (i,)) for i in range(5)]
+    for k, p in enumerate(paths[:3]):
+        wc.save(p, blob, compress=False)
+        os.utime(p, (1000 + k, 1000 + k))                       # saved in this order
+    assert wc.load(paths[0]) is not None                       # read: now the most recent
+    wc.save(paths[3], blob, compress=False)
+    left = {p for p in paths if os.path.exists(p)}
+    assert left == {paths[0], paths[2], paths[3]}               # paths[1] was least recent
+    assert sum(os.path.getsize(p) for p in left) <= wc.BUDGET
+    assert not [n for n in os.listdir(tmp_path) if ".tmp." in n]
+
+
 def test_hot_order_is_the_lexsort():
     """_hot's two stable sorts give np.lexsort((-q, server)), ties included."""
     rng = np.random.default_rng(4)
