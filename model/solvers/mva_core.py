@@ -75,9 +75,10 @@ def throughput_at(v, S, A, C, Uo, V, Z: float, N: int) -> float:
     last value up to :data:`N_EXACT` clients, and past them the Schweitzer
     root at N whatever the station count (:data:`WORK_EXACT` is for the
     queue lengths the tails need, which X(N) alone does not). Its error
-    there is that of :func:`approximate_batch` past N_EXACT, about 1e-6 on
-    throughput; a 16-worker rack of 178,203 clients spent three quarters of
-    its two minutes on exact recursions asked only for X(N)."""
+    there: 1e-6 to 2e-5 on balanced racks, up to 2.5e-4 on random racks
+    with a collapsed worker (tests/model/test_mva_core.py). A 16-worker rack
+    of 178,203 clients spent three quarters of its two minutes on exact
+    recursions asked only for X(N)."""
     if N <= N_EXACT:
         return float(recursion(v, S, A, C, Uo, V, Z, N)[0][-1])
     v, S, A, C, Uo, V = (np.asarray(a, dtype=float)[None, None, :] for a in (v, S, A, C, Uo, V))
