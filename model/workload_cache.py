@@ -13,6 +13,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 
 import numpy as np
 
@@ -63,10 +64,8 @@ def load(path: str | None) -> dict | None:
             out = {k: z[k] for k in z.files}
     except (OSError, KeyError, ValueError):
         return None
-    try:
+    with contextlib.suppress(OSError):
         os.utime(path)               # recently used: among the last to be pruned
-    except OSError:
-        pass
     for a in out.values():
         a.setflags(write=False)
     return out
@@ -91,12 +90,17 @@ def save(path: str | None, arrays: dict, compress: bool = True) -> None:
             os.remove(tmp)
 
 
+#: the names :func:`path_for` gives; nothing else in the folder is ours to prune
+#: (``KVPERF_CACHE_DIR`` may name a folder that holds the user's own files)
+_ENTRY = re.compile(r"[A-Za-z_]+-[0-9a-f]{20}\.npz")
+
+
 def _prune(folder: str, keep: int) -> None:
     """Remove the least recently used entries of ``folder`` until those left
     take at most ``keep`` bytes."""
     entries = []
     for name in os.listdir(folder):
-        if not name.endswith(".npz") or ".tmp." in name:
+        if not _ENTRY.fullmatch(name):
             continue
         full = os.path.join(folder, name)
         try:

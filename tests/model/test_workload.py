@@ -516,6 +516,12 @@ def test_the_disk_cache_stays_within_its_budget_least_recently_used_out(tmp_path
     assert left == {paths[0], paths[2], paths[3]}               # paths[1] was least recent
     assert sum(os.path.getsize(p) for p in left) <= wc.BUDGET
     assert not [n for n in os.listdir(tmp_path) if ".tmp." in n]
+    # a user's own file in the folder is never pruned, however old
+    mine = tmp_path / "mine.npz"
+    np.savez(mine, a=np.arange(100_000))
+    os.utime(mine, (1, 1))
+    wc.save(paths[4], blob, compress=False)
+    assert mine.exists()
 
 
 def test_hot_order_is_the_lexsort():
