@@ -45,7 +45,7 @@ import numpy as np
 from model.errors import InputError
 from model.prediction import Prediction
 from model.profile import Profile
-from model.safe_io import atomic_write, write_text
+from model.safe_io import atomic_write, read_csv, write_text
 from model.scenario import Scenario, parse_value, resolve_key
 
 MAX_CONFIGURATIONS = 5000
@@ -152,11 +152,9 @@ def read_plan(path: str | Path, base: Scenario) -> Plan:
     Every problem names the file, the line and the column as the user wrote
     it: an unknown column, a value the key does not take, a combination the
     scenario refuses (flushnum not below maxnum), a table without rows."""
-    from model.safe_io import read_csv
     src = str(path)
     header, raw = read_csv(path, what="plan CSV", field="--plan")
-    columns: list[tuple[str, str]] = []               # (user's column, canonical key)
-    seen: dict[str, str] = {}
+    column: dict[str, str] = {}                       # canonical key -> the user's column
     for col in header:
         if col == "id":
             continue
@@ -168,11 +166,11 @@ def read_plan(path: str | Path, base: Scenario) -> Plan:
                              source=src, line=1, field=col) from None
         if key == "name":
             raise InputError("the scenario name is not a setting", source=src, line=1, field=col)
-        if key in seen:
-            raise InputError(f"the same key as column '{seen[key]}'", source=src, line=1, field=col)
-        seen[key] = col
-        columns.append((col, key))
-    if not columns:
+        if key in column:
+            raise InputError(f"the same key as column '{column[key]}'", source=src, line=1,
+                             field=col)
+        column[key] = col
+    if not column:
         raise InputError("no scenario-key columns: give at least one, e.g. servers or "
                          "storage.memtable_mb", source=src, line=1)
     if not raw:
@@ -184,7 +182,7 @@ def read_plan(path: str | Path, base: Scenario) -> Plan:
     for row in raw:
         line = int(row["__line__"])
         ch: dict[str, Any] = {}
-        for col, key in columns:
+        for key, col in column.items():
             cell = row[col].strip()
             if cell:
                 ch[key] = parse_value(cell)
@@ -193,12 +191,12 @@ def read_plan(path: str | Path, base: Scenario) -> Plan:
         try:
             scenarios.append(base.updated(ch, source=src))
         except InputError as exc:
-            col = seen.get(exc.field or "", None) or next(
-                (c for c, k in columns if exc.field and k.endswith(exc.field)), exc.field)
+            col = column.get(exc.field or "") or next(
+                (c for k, c in column.items() if exc.field and k.endswith(exc.field)), exc.field)
             raise InputError(exc.detail, source=src, line=line, field=col) from None
         changes.append(ch)
         ids.append(row.get("id", "").strip())
-    return Plan([k for _, k in columns], changes, scenarios, ids, src)
+    return Plan(list(column), changes, scenarios, ids, src)
 
 
 def _label(ch: Mapping[str, Any]) -> str:
@@ -403,7 +401,7 @@ def format_table(res: SweepResult) -> str:
     iv = res.has_intervals
     cols: list[tuple[str, str, list[str]]] = [("#", "", [str(r["row"]) + ("*" if r["is_baseline"] else "")
                                                          for r in res.rows])]
-    if res.ids and any(res.ids):
+    if res.ids:
         cols.append(("id", "", [r["id"] for r in res.rows]))
     for k in res.keys:
         cols.append((k, _key_unit(k), [_val(r[k]) for r in res.rows]))
