@@ -273,13 +273,22 @@ def _validate(args) -> int:
 
 def _validate_cv(args) -> int:
     """``validate --cv GROUP``: out-of-sample errors per kind and column (calibrate.cv)."""
-    from .cv import cross_validate, format_cv
-    from .runs_io import load_runs
+    from .cv import cross_validate, format_cv, held_rows
+    from .runs_io import load_runs, write_rows
     from sim.progress import Interrupted, wanted
+    if args.html:   # the validation report shows one profile's in-sample fit, not refits
+        raise InputError("--html is not available with --cv (each fold has its own refit); "
+                         "use --out HELD.csv for the held-out cells", field="--html")
+    if args.out:     # refused before the refits, not after them
+        output_path(args.out, "--out", args.runs)
     _, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
     res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile},
                          progress=wanted(args.progress))
     print(format_cv(res, per_row=not args.summary_only))
+    if args.out:
+        header, table = held_rows(res)
+        write_rows(args.out, header, table)
+        print(f"{len(table)} held-out cells written to {args.out}", file=sys.stderr)
     if res.partial:
         raise Interrupted(len(res.folds), res.folds_planned, "refits")
     if args.max_error is not None:

@@ -386,6 +386,24 @@ def summarise(held: Sequence[Held]) -> dict[tuple[str, str], CVSummary]:
     return out
 
 
+def held_rows(res: CVResult) -> tuple[list[str], list[dict[str, Any]]]:
+    """``validate --cv --out``: one row per held-out cell, with its unit, its
+    out-of-sample prediction, interval and error, and the run's own columns."""
+    lead = ["fold", "kind", "id", "column", "unit", "measured", "predicted", "lo", "hi",
+            "ape_pct", "inside"]
+    own: list[str] = []
+    table = []
+    for h in res.held:
+        cells = {k: v for k, v in h.row.items() if not str(k).startswith("__")}
+        own += [k for k in cells if k not in own and k not in lead]
+        table.append({**cells, "fold": h.fold, "kind": h.kind, "id": h.id, "column": h.column,
+                      "unit": unit_of(h.column), "measured": h.measured,
+                      "predicted": h.predicted, "lo": h.lo, "hi": h.hi,
+                      "ape_pct": None if h.ape is None else round(h.ape, 3),
+                      "inside": None if h.inside is None else int(h.inside)})
+    return lead + own, table
+
+
 def format_cv(res: CVResult, per_row: bool = False) -> str:
     """The table printed by ``python -m calibrate validate --cv``."""
     n_test = len({(h.kind, h.id) for h in res.held})

@@ -90,6 +90,47 @@ def test_cli_cv_prints_a_table_with_units_and_bad_group_exits_2(capsys):
     assert "--profile" in capsys.readouterr().err
 
 
+def test_cli_cv_out_writes_every_held_out_cell(tmp_path, capsys):
+    """``--out`` with ``--cv`` writes one row per held-out cell (it was silently
+    ignored): unit, out-of-sample prediction, interval, error, and the run's own
+    columns, matching the table's summary."""
+    import csv
+    out = tmp_path / "held.csv"
+    assert calibrate_main(["validate", "--cv", "first:1", "--runs", "data/morphling_c.csv",
+                           "--summary-only", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    with open(out, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert rows and f"{len(rows)} held-out cells" in printed.err
+    assert rows[0].keys() >= {"fold", "kind", "id", "column", "unit", "measured", "predicted",
+                              "lo", "hi", "ape_pct", "inside"}
+    with open("data/morphling_c.csv", newline="") as fh:
+        own = set(next(csv.reader(fh)))
+    assert own - {"id"} <= set(rows[0])           # the user's columns come along
+    for r in rows:
+        m, p = float(r["measured"]), float(r["predicted"])
+        assert float(r["ape_pct"]) == pytest.approx(abs(p - m) / abs(m) * 100, abs=1e-3)
+        assert r["inside"] == str(int(float(r["lo"]) <= m <= float(r["hi"])))
+        assert r["unit"] != ""
+    import re
+    header = re.search(r"(\d+) held-out cells;", printed.out)
+    assert header and int(header.group(1)) == len(rows)
+
+
+def test_cli_cv_refuses_html_and_a_bad_out_before_refitting(tmp_path, capsys):
+    assert calibrate_main(["validate", "--cv", "first:1", "--runs", "data/morphling_c.csv",
+                           "--html", str(tmp_path / "r.html")]) == 2
+    err = capsys.readouterr().err
+    assert "--html" in err and "--out" in err and "Traceback" not in err
+    assert calibrate_main(["validate", "--cv", "first:1", "--runs", "data/morphling_c.csv",
+                           "--out", str(tmp_path / "missing" / "held.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "missing" in err and "Traceback" not in err and "refit" not in err
+    assert calibrate_main(["validate", "--cv", "first:1", "--runs", "data/morphling_c.csv",
+                           "--out", "data/morphling_c.csv"]) == 2
+    assert "Traceback" not in capsys.readouterr().err
+
+
 # ---- intervals ------------------------------------------------------------------
 
 def _linear_profile(sd_a: float, noise: float) -> Profile:
