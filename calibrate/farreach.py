@@ -47,7 +47,7 @@ FREE = (
     "recv_floor_us", "server_gap_us", "send_base_us", "send_per_thread_us",
     "miss_rtt_us", "hit_rtt_us", "base_us", "get_sst_us", "wal_us", "txn_us",
     "seqget_sst_us", "seqcache_us", "skiplist_us_per_log2", "idle_penalty",
-    "unpinned_factor", "share_penalty", "sst_files_factor",
+    "unpinned_factor", "share_penalty", "sst_growth_factor", "compaction_us",
     "wal_switch_ms_per_mbps",
 )
 

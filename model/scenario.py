@@ -112,6 +112,10 @@ class Storage:
                          doc="min_write_buffer_number_to_merge")
     maxnum: int = spec(5, unit="memtables", min=2, max=1024,
                        doc="max_write_buffer_number")
+    l0_files: int = spec(4, unit="files", min=1, max=1024,
+                         doc="level0_file_num_compaction_trigger (RocksDB default 4)")
+    l1_mb: float = spec(256.0, unit="MiB", min=1.0, max=1e9,
+                        doc="max_bytes_for_level_base (RocksDB default 256 MiB)")
     wal: bool = spec(True, doc="write-ahead log on")
     wal_bytes_per_sync_mb: float = spec(0.0, unit="MiB", min=0.0, max=65_536.0,
                                         doc="wal_bytes_per_sync; 0 = RocksDB default")

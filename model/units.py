@@ -39,7 +39,7 @@ NAMED: dict[str, str] = {
     "clients_by_littles_law": "clients", "t_s": "s", "step": "step",
     "matrix_size": "", "value_bytes": "B", "key_bytes": "B", "payload": "B",
     "records": "keys", "cache_keys": "keys", "hash_buckets": "buckets",
-    "rcvbuf_kb": "KiB", "bg_threads": "threads",
+    "rcvbuf_kb": "KiB", "bg_threads": "threads", "l0_files": "files",
     "rate_mb_s": "MB/s", "operations": "ops", "found": "keys",
 }
 

@@ -73,10 +73,11 @@ SCENARIOS: dict[str, dict] = {
                                                     "clients.timeout_ms": 20.0},
     "4096 clients, 16 MiB buffers": {"clients.threads": 4096, "servers.rcvbuf_kb": 16384},
     "timeout 5 ms": {"clients.timeout_ms": 5.0},
-    # write-only traffic, WAL off: only the flush/stall mechanism acts
+    # write-only traffic, WAL off, a 1 MiB L1 (little L0->L1 compaction):
+    # only the flush/stall mechanism acts
     "write-only, 0.125 MiB memtables, flushnum 1, maxnum 2": {
         "workload.read_ratio": 0.0, "storage.wal": False, "storage.memtable_mb": 0.125,
-        "storage.flushnum": 1, "storage.maxnum": 2},
+        "storage.flushnum": 1, "storage.maxnum": 2, "storage.l1_mb": 1.0},
     "write-only, 64 MiB memtables": {"workload.read_ratio": 0.0, "storage.wal": False},
     # WAL off, so WAL-switch dips don't mask the trend
     "16 MiB memtables, 10M queries": {"storage.wal": False, "storage.memtable_mb": 16.0,

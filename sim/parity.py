@@ -41,11 +41,14 @@ REGIMES: dict[str, dict] = {
     # the engines' own mechanism scenarios (tests/sim/test_sim_engines.py)
     "loss + timeouts": {**SMALL, "clients.threads": 512, "servers.rcvbuf_kb": 16,
                         "clients.timeout_ms": 0.4},
+    # the stall scenarios keep a 1 MiB L1, so that L0->L1 compaction of their tiny
+    # memtables (lsm.l1_passes) does not make the workers the bottleneck first
     "flush stalls": {**SMALL, "workload.read_ratio": 0.0, "storage.wal": False,
-                     "storage.memtable_mb": 0.25, "storage.flushnum": 1, "storage.maxnum": 2},
+                     "storage.memtable_mb": 0.25, "storage.flushnum": 1, "storage.maxnum": 2,
+                     "storage.l1_mb": 1.0},
     "WAL switch + slowdown": {**SMALL, "workload.read_ratio": 0.0, "storage.wal": True,
                               "storage.wal_bytes_per_sync_mb": 0.01, "storage.memtable_mb": 0.0625,
-                              "storage.flushnum": 2, "storage.maxnum": 5},
+                              "storage.flushnum": 2, "storage.maxnum": 5, "storage.l1_mb": 1.0},
     "oversubscribed cores": {**SMALL, "servers.cores": 1},
 }
 

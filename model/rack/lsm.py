@@ -15,6 +15,15 @@ What it means (docs/model.md; each worker owns one RocksDB instance):
   then writes its bytes to the machine's disk, whose ``disk_mbps`` are
   shared equally by the disk jobs running on that machine.
 * Compaction rewrites each flushed byte ``compaction_wamp - 1`` more times.
+* **L0->L1 passes** (:attr:`LsmSpec.l1_passes`). Keys are hashed, so every L0
+  file overlaps all of L1, and each L0->L1 compaction merges the ``l0_files``
+  files of ``memtable x flushnum`` bytes that triggered it with the whole of
+  L1 (``l1_mb``, or less when the instance holds less data). Per written byte
+  it rewrites ``min(L1, data) / (l0_files x memtable x flushnum)`` bytes of
+  L1: 16 with 4 MiB memtables and RocksDB's defaults, 1 with 64 MiB, 0.25
+  with 64 MiB and ``flushnum`` 4. That work runs on background threads beside the
+  worker, which pays for it per write (``compaction_us`` in
+  :mod:`model.rack.service`).
   With one background thread per instance (``servers.bg_threads = 1``) the
   flush waits for it: the flush job writes ``wamp`` times its bytes. With two
   or more, compaction runs beside the flush as its own disk job.
@@ -43,7 +52,8 @@ MIB = 1024.0 * 1024.0
 
 SCENARIO_KEYS = (
     "storage.memtable_mb", "storage.flushnum", "storage.maxnum", "storage.wal",
-    "storage.wal_bytes_per_sync_mb", "servers.bg_threads",
+    "storage.wal_bytes_per_sync_mb", "storage.l0_files", "storage.l1_mb", "servers.bg_threads",
+    "servers.count", "workload.records",
     "workload.key_bytes", "workload.value_bytes",
 )
 
@@ -77,6 +87,15 @@ class LsmSpec:
     wamp: float
     slowdown_bytes_per_us: float
     bg_threads: int
+    l0_files: int = 4                 # level0_file_num_compaction_trigger
+    l1_bytes: float = 256.0 * MIB     # what L1 holds: max_bytes_for_level_base, or all the data
+
+    @property
+    def l1_passes(self) -> float:
+        """Bytes of L1 that L0->L1 compaction rewrites per byte written: every
+        compaction merges ``l0_files`` flushed files with all of L1 (hashed keys
+        overlap everywhere)."""
+        return self.l1_bytes / (self.l0_files * self.memtable_bytes * self.flushnum)
 
     @property
     def entries(self) -> int:
@@ -115,7 +134,10 @@ def compile_lsm(scenario, pr) -> LsmSpec:
         wal_block_us_per_mbps=pr["wal_switch_ms_per_mbps"] * 1e3 * sync,
         flush_fixed_us=pr["flush_fixed_ms"] * 1e3, disk_bytes_per_us=pr["disk_mbps"] * MIB / 1e6,
         wamp=pr["compaction_wamp"], slowdown_bytes_per_us=pr["slowdown_mbps"] * MIB / 1e6,
-        bg_threads=int(scenario.servers.bg_threads))
+        bg_threads=int(scenario.servers.bg_threads), l0_files=int(st.l0_files),
+        # an instance's data: its share of the records (loaded before the run)
+        l1_bytes=min(st.l1_mb * MIB, scenario.workload.records / scenario.servers.count
+                     * entry_bytes(scenario, pr["entry_overhead_bytes"])))
 
 
 # Mechanism switch for ``python -m sim explain`` (model/explain.py): the rack

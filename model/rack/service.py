@@ -8,9 +8,26 @@ What it means (docs/model.md):
   (``p_mem``: the cache removes the hottest keys, so servers behind it see
   flatter traffic and miss more), the seq-check mode, the WAL, TransactionDB
   and the skiplist depth (memtable size). Lookups that miss the memtables
-  probe SST files, and every flush adds one: that part grows with
-  ``log2(1 + files flushed so far)`` (``sst_files_factor``), so a long run
-  slows down as its data grows. Unpinned workers pay ``unpinned_factor``.
+  probe SST files, and that part grows with the doublings of the instance's
+  data: ``log2(1 + bytes written so far / bytes loaded)``
+  (``sst_growth_factor``), so a long run slows down as its data grows (more
+  versions, files and levels until compaction catches up). It does not
+  depend on the memtable size: RocksDB keeps L0 at a few files whatever the
+  memtables are. (It used to be ``log2(1 + files flushed so far)``, which
+  made a 4 MiB memtable 4 doublings slower than a 64 MiB one and fell with
+  the server count; grouped cross-validation, docs/accuracy.md, showed it
+  extrapolated badly.) Unpinned workers pay ``unpinned_factor``.
+* **Compaction beside the worker.** Each write also costs
+  ``compaction_us x log2(1 + l1_passes)`` (:mod:`model.rack.lsm`): the
+  L0->L1 compaction it causes runs on background threads that share the
+  worker's machine (cores, caches, memory bandwidth). Small memtables make
+  many small L0 files, and each of their compactions rewrites all of L1: 16
+  passes with 4 MiB memtables, 1 with 64 MiB. Concave rather than linear:
+  when compaction lags, L0 holds more files than the trigger and one pass
+  serves more writes; grouped cross-validation chose it over the linear form,
+  which predicted 4 MiB rows 199 % too slow when fitted without them
+  (docs/accuracy.md). This term does not depend on how many writes the run
+  has made, unlike the SST part.
 * **Load.** A worker that idles between requests runs colder:
   ``x (1 + idle_penalty (1 - U))``. Busy workers on the same machine contend
   for what it shares (network stack, memory bandwidth, caches):
@@ -60,7 +77,10 @@ PARAMS = (
     ParamDecl("txn_us", "us/write", "TransactionDB's commit over a plain DB"),
     ParamDecl("seqget_sst_us", "us/write", "a seq-number GET before a write that probes SST files"),
     ParamDecl("seqcache_us", "us/write", "the in-memory seq cache before a write"),
-    ParamDecl("sst_files_factor", "x/doubling", "SST lookup slowdown per doubling of files flushed"),
+    ParamDecl("sst_growth_factor", "x/doubling", "SST lookup slowdown per doubling of the "
+              "instance's data (loaded records plus writes so far)"),
+    ParamDecl("compaction_us", "us/write", "worker time per write per doubling of 1 + the L1 "
+              "bytes L0->L1 compaction rewrites per byte written (lsm.l1_passes)"),
     ParamDecl("unpinned_factor", "x", "process-time factor of workers not pinned to cores", lo=0.0,
               lo_open=True),
     ParamDecl("recv_floor_us", "us", "the receive call of a busy worker (part of measured wait)"),
@@ -76,10 +96,10 @@ PARAMS = (
 @dataclass(frozen=True)
 class ServiceSpec:
     flat_us: tuple[float, ...]       # per worker: process time that does not grow with SST files
-    sst_us: tuple[float, ...]        # per worker: the part that grows with log2(1 + files)
+    sst_us: tuple[float, ...]        # per worker: the part that grows with log2(1 + data growth)
     p_mem: tuple[float, ...]         # per worker: GETs whose key is in the memtables
-    sst_factor: float                # growth per doubling of files
-    files_per_write: float           # L0 files one write makes (entry / (memtable x flushnum))
+    sst_factor: float                # growth per doubling of the instance's data
+    growth_per_write: float          # data one write adds, over the data loaded (servers / records)
     writes_per_run: tuple[float, ...]  # per worker: writes over the whole run
     recv_floor_us: float
     gap_us: float
@@ -105,7 +125,7 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
     unpinned = 1.0 if sv.pinned else P["unpinned_factor"]
     queries = w.queries_m * 1e6
     write_base = P["put_us"] + skip + (P["wal_us"] if st.wal else 0.0) + \
-        (P["txn_us"] if st.db == "txn" else 0.0)
+        (P["txn_us"] if st.db == "txn" else 0.0) + P["compaction_us"] * math.log2(1.0 + lsm.l1_passes)
     window_cap = lsm.resident_memtables * entries
     writes_run = queries * np.asarray(placement.shares) * np.asarray(placement.write_frac)
     # writes resident in the memtables (time-averaged; a short run holds half of its own)
@@ -136,8 +156,9 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
         wrun.append(float(writes_run[i]))
     return ServiceSpec(
         flat_us=tuple(flat), sst_us=tuple(grow), p_mem=tuple(pmem),
-        sst_factor=P["sst_files_factor"],
-        files_per_write=lsm.entry_bytes / (lsm.memtable_bytes * lsm.flushnum),
+        sst_factor=P["sst_growth_factor"],
+        # one write's share of the instance's data (its records, loaded before the run)
+        growth_per_write=sv.count / w.records,
         writes_per_run=tuple(wrun), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
         cv=P["service_cv"], idle_penalty=P["idle_penalty"], share_penalty=P["share_penalty"],
         cores=int(sv.cores), ctx_penalty=P["context_switch_penalty"])
@@ -165,12 +186,12 @@ def with_uniform_cost(s: ServiceSpec, cost_us: float) -> ServiceSpec:
 
 
 # ---------------------------------------------------------------- storage cost
-def sst_shape_average(files: float) -> float:
-    """Run average of log2(1 + files so far) when files grow linearly in time:
-    ``int_0^1 log2(1 + F t) dt``."""
-    if files <= 1e-9:
+def sst_shape_average(growth: float) -> float:
+    """Run average of log2(1 + growth so far) when the growth is linear in time:
+    ``int_0^1 log2(1 + G t) dt``."""
+    if growth <= 1e-9:
         return 0.0
-    f = files
+    f = growth
     return ((1.0 + f) * math.log1p(f) - f) / (f * math.log(2.0))
 
 
@@ -178,15 +199,15 @@ def run_average_cost(s: ServiceSpec) -> np.ndarray:
     """Per-worker process time (us) averaged over the run, at no load effects."""
     out = np.empty(s.servers)
     for i in range(s.servers):
-        shape = 1.0 + s.sst_factor * sst_shape_average(s.writes_per_run[i] * s.files_per_write)
+        shape = 1.0 + s.sst_factor * sst_shape_average(s.writes_per_run[i] * s.growth_per_write)
         out[i] = s.flat_us[i] + s.sst_us[i] * shape
     return out
 
 
 def cost_at(s: ServiceSpec, writes_so_far: np.ndarray) -> np.ndarray:
     """Per-worker process time (us) now, after ``writes_so_far`` writes."""
-    files = np.asarray(writes_so_far, dtype=float) * s.files_per_write
-    return np.asarray(s.flat_us) + np.asarray(s.sst_us) * (1.0 + s.sst_factor * np.log2(1.0 + files))
+    growth = np.asarray(writes_so_far, dtype=float) * s.growth_per_write
+    return np.asarray(s.flat_us) + np.asarray(s.sst_us) * (1.0 + s.sst_factor * np.log2(1.0 + growth))
 
 
 # ---------------------------------------------------------------- load and cores

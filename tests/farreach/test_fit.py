@@ -43,7 +43,9 @@ def test_recovers_known_parameters(tmp_path):
     for k, v in TRUE.items():
         assert fz.profile_[k] == pytest.approx(v, rel=0.03), k
         assert fz.profile_.params[k].stderr is not None
-    assert abs(fz.residuals_).max() < 1e-3
+    # not zero: the prior term, centred on the 1.6x start, pulls the MAP optimum
+    # about 0.5 % off the truth (0.16 % largest residual with the model of 2026-11-24)
+    assert abs(fz.residuals_).max() < 3e-3
     assert "farreach" in fz.profile_.meta["fitted_by"]
 
 

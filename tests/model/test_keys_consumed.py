@@ -19,10 +19,13 @@ from model.solvers import predict
 
 LOSSY = {"clients.threads": 2048, "servers.rcvbuf_kb": 16}
 SMALL_MEMTABLE = {"storage.memtable_mb": 1.0}
+# tiny memtables stall on the disk; a tiny L1 keeps their L0->L1 compaction
+# (lsm.l1_passes) from making the workers the bottleneck first
 STALLING = {"workload.read_ratio": 0.0, "storage.wal": False, "storage.memtable_mb": 0.25,
-            "storage.flushnum": 1, "storage.maxnum": 2}
+            "storage.flushnum": 1, "storage.maxnum": 2, "storage.l1_mb": 1.0}
 SLOWED = {"servers.count": 4, "clients.threads": 64, "workload.read_ratio": 0.0,
-          "storage.memtable_mb": 0.0625, "storage.flushnum": 2, "storage.maxnum": 5}
+          "storage.memtable_mb": 0.0625, "storage.flushnum": 2, "storage.maxnum": 5,
+          "storage.l1_mb": 1.0}
 FEW_CLIENTS = {"clients.threads": 64}
 
 #: scenario key -> (context, new value)
@@ -46,6 +49,8 @@ SCENARIO_CHANGES = {
     "storage.memtable_mb": ({}, 16.0),
     "storage.flushnum": (SMALL_MEMTABLE, 2),
     "storage.maxnum": (STALLING, 3),
+    "storage.l0_files": ({}, 8),
+    "storage.l1_mb": ({}, 128.0),
     "storage.wal": ({}, False),
     "storage.wal_bytes_per_sync_mb": (SMALL_MEMTABLE, 0.1),
     "storage.db": ({}, "normal"),
@@ -71,7 +76,7 @@ PROFILE_CHANGES = {
     "skiplist_us_per_log2": ({}, 1.5), "wal_us": ({}, 1.5), "txn_us": ({}, 1.5),
     "seqget_sst_us": ({"servers.seq_check": "disk-get"}, 1.5),
     "seqcache_us": ({"servers.seq_check": "seq-cache"}, 1.5),
-    "sst_files_factor": ({}, 1.5), "unpinned_factor": ({"servers.pinned": False}, 1.5),
+    "sst_growth_factor": ({}, 1.5), "compaction_us": (SMALL_MEMTABLE, 1.5), "unpinned_factor": ({"servers.pinned": False}, 1.5),
     "recv_floor_us": ({}, 1.5), "server_gap_us": ({}, 1.5),
     "idle_penalty": (FEW_CLIENTS, 1.5), "share_penalty": ({}, 1.5),
     "context_switch_penalty": ({"servers.cores": 4}, 1.5),

@@ -22,10 +22,11 @@ KNOWN_MISSES = {
     ("facts: 4096 clients, 32 KiB buffers, timeout 20 ms", "wait_us"):
         "resend duplicates at the buffer limit",
     ("4096 clients, 32 KiB buffers", "wait_us"): "idle time of workers between block-driven loss",
+    ("1 MiB memtable", "wait_us"):
+        "a handful of WAL blocks per run: the simulator's wait spans 27.3-30.2 us over seeds 1-4",
     ("facts: 4096 clients, 32 KiB buffers, timeout 1000 ms", "wait_us"):
         "idle time of workers between block-driven loss",
     ("flush stalls", "wait_us"): "flush-capacity limit: stalls spread over the workers",
-    ("flush stalls", "process_us"): "flush-capacity limit: stalls spread over the workers",
     ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "wait_us"):
         "flush-capacity limit: stalls spread over the workers",
     ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "process_us"):

@@ -35,11 +35,11 @@ SCENARIOS = {
                                    "clients.timeout_ms": 0.4}),
     "flush stalls": BASE.updated({"workload.read_ratio": 0.0, "storage.wal": False,
                                   "storage.memtable_mb": 0.25, "storage.flushnum": 1,
-                                  "storage.maxnum": 2}),
+                                  "storage.maxnum": 2, "storage.l1_mb": 1.0}),
     "wal switch + slowdown": BASE.updated({"workload.read_ratio": 0.0, "storage.wal": True,
                                            "storage.wal_bytes_per_sync_mb": 0.01,
                                            "storage.memtable_mb": 0.0625, "storage.flushnum": 2,
-                                           "storage.maxnum": 5}),
+                                           "storage.maxnum": 5, "storage.l1_mb": 1.0}),
     "oversubscribed cores": BASE.updated({"servers.cores": 1}),
 }
 

@@ -32,8 +32,9 @@ def test_wal_switch_blocks_and_dips_throughput(profile):
 
 
 def test_write_stop_needs_maxnum_immutables(profile):
+    # a 1 MiB L1: little L0->L1 compaction, so the flushes, not the workers, limit
     sc = BASE.updated({"workload.read_ratio": 0.0, "storage.wal": False,
-                       "storage.memtable_mb": 0.25, "storage.flushnum": 1})
+                       "storage.memtable_mb": 0.25, "storage.flushnum": 1, "storage.l1_mb": 1.0})
     tight = simulate(sc.updated({"storage.maxnum": 2}), profile, seconds=1.0, progress=False)
     loose = simulate(sc.updated({"storage.maxnum": 64}), profile, seconds=1.0, progress=False)
     assert sum(tight.details["stall_us_per_server"]) > 0
