@@ -41,7 +41,7 @@ import tempfile
 import threading
 import tomllib
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from .errors import InputError
 
@@ -265,6 +265,23 @@ def output_path(path: str | os.PathLike, field: str,
             raise InputError(f"this is also an input ({other}); write the output to another "
                              "file so the input stays as it is", source=src, field=field)
     return p
+
+
+#: What the commands that pick their output format by extension write.
+REPORT_TYPES = (".csv", ".json", ".html", ".htm")
+
+
+def output_type(path: str | os.PathLike, types: Sequence[str] = REPORT_TYPES,
+                field: str = "--out") -> str:
+    """The output format of ``path`` by its extension (lower case), or an
+    InputError naming the extensions ``types`` allows."""
+    ext = Path(path).suffix.lower()
+    if ext not in types:
+        named = [t for t in types if t != ".htm"]
+        listed = ", ".join(named[:-1]) + (" or " if len(named) > 1 else "") + named[-1]
+        raise InputError(f"unknown output type {ext or '(no extension)'!r}; use a {listed} "
+                         "file name", field=field, source=str(path))
+    return ext
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:

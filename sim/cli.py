@@ -15,10 +15,10 @@ import argparse
 import json
 import math
 import sys
-from typing import Any
+from typing import Any, Sequence
 
 from model.errors import InputError, run_command
-from model.safe_io import output_path
+from model.safe_io import output_path, output_type
 from model.prediction import Prediction
 from model.profile import Profile
 from model.scenario import Scenario
@@ -95,8 +95,11 @@ def main(argv: list[str] | None = None) -> int:
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 
-def check_outputs(args) -> None:
-    """Every output path of the command, checked before any work is done."""
+def check_outputs(args, out_types: Sequence[str] | None = None) -> None:
+    """Every output path of the command, checked before any work is done; with
+    ``out_types``, ``--out`` must also have one of those extensions."""
+    if out_types is not None and getattr(args, "out", None):
+        output_type(args.out, out_types)
     inputs = [getattr(args, k, None) for k in ("runs", "scenario", "profile", "plan")]
     for opt in ("out", "html", "timeline"):
         if getattr(args, opt, None):

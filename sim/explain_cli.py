@@ -15,8 +15,7 @@ import sys
 from pathlib import Path
 
 from model.errors import InputError
-
-OUT_TYPES = (".html", ".htm", ".json", ".csv")
+from model.safe_io import REPORT_TYPES, output_type
 
 
 def add_parser(sub) -> None:
@@ -40,8 +39,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from model.explain import explain
     from .cli import check_outputs, load_inputs
-    _check_out(args.out)
-    check_outputs(args)
+    check_outputs(args, out_types=REPORT_TYPES)
     sc, profile = load_inputs(args)
     ex = explain(sc, profile, shapley=args.shapley)
     if args.json:
@@ -52,12 +50,6 @@ def run(args) -> int:
         write_explanation(ex, args.out, sc)
         print(f"written to {args.out}", file=sys.stderr)
     return 0
-
-
-def _check_out(out: str | None) -> None:
-    if out and Path(out).suffix.lower() not in OUT_TYPES:
-        raise InputError("unknown output type; use a .html, .json or .csv file name",
-                         field="--out", source=out)
 
 
 def _finite(x):
@@ -128,10 +120,9 @@ def format_explanation(ex, sc=None, profile_name: str = "") -> str:
 
 
 def write_explanation(ex, path: str, sc=None) -> Path:
-    p = Path(path)
-    ext = p.suffix.lower()
-    _check_out(path)
     from model.safe_io import atomic_write, write_text
+    p = Path(path)
+    ext = output_type(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         if ext in (".html", ".htm"):

@@ -31,7 +31,6 @@ no traceback.
 from __future__ import annotations
 
 import csv
-import importlib.util
 import itertools
 import json
 import math
@@ -45,7 +44,7 @@ import numpy as np
 from model.errors import InputError
 from model.prediction import Prediction
 from model.profile import Profile
-from model.safe_io import atomic_write, read_csv, write_text
+from model.safe_io import REPORT_TYPES, atomic_write, output_type, read_csv, write_text
 from model.scenario import Scenario, parse_value, resolve_key
 
 MAX_CONFIGURATIONS = 5000
@@ -458,10 +457,7 @@ def format_table(res: SweepResult) -> str:
 # ---------------------------------------------------------------- files
 def write_output(res: SweepResult, path: str | Path, title: str | None = None) -> Path:
     p = Path(path)
-    ext = p.suffix.lower()
-    if ext not in (".csv", ".json", ".html", ".htm"):
-        raise InputError("unknown output type; use a .csv, .json or .html file name",
-                         field="--out", source=str(path))
+    ext = output_type(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         if ext == ".csv":
@@ -526,12 +522,8 @@ def run(args) -> int:
     if not axes and not args.plan:
         raise InputError("nothing to sweep: give at least one --set KEY=V1,V2,... "
                          "or --plan FILE.csv", field="--set")
-    if args.out:
-        ext = Path(args.out).suffix.lower()
-        if ext not in (".csv", ".json", ".html", ".htm"):
-            raise InputError("unknown output type; use a .csv, .json or .html file name",
-                             field="--out", source=args.out)
-    check_outputs(args)               # a missing folder, or --out naming the plan: before work
+    # a wrong extension, a missing folder, or --out naming the plan: before any work
+    check_outputs(args, out_types=REPORT_TYPES)
     plan = read_plan(args.plan, base) if args.plan else None     # all rows checked first
     profile = Profile.load(args.profile or DEFAULT_PROFILE)
     if plan is not None:

@@ -413,12 +413,9 @@ def format_tune(t: TuneResult) -> str:
 
 
 def write_tune(t: TuneResult, path: str | Path) -> Path:
+    from model.safe_io import atomic_write, output_type, write_text
     p = Path(path)
-    ext = p.suffix.lower()
-    if ext not in (".html", ".htm", ".json", ".csv"):
-        raise InputError("unknown output type; use a .html, .json or .csv file name",
-                         field="--out", source=str(path))
-    from model.safe_io import atomic_write, write_text
+    ext = output_type(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         if ext == ".json":
@@ -470,10 +467,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from .cli import check_outputs, load_inputs
-    if args.out and Path(args.out).suffix.lower() not in (".html", ".htm", ".json", ".csv"):
-        raise InputError("unknown output type; use a .html, .json or .csv file name",
-                         field="--out", source=args.out)
-    check_outputs(args)
+    from model.safe_io import REPORT_TYPES
+    check_outputs(args, out_types=REPORT_TYPES)
     dims = parse_dimensions(args.vary)
     sc, profile = load_inputs(args)
     t = tune(sc, profile, dims, objective=args.objective, max_latency_us=args.max_latency_us,
