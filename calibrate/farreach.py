@@ -107,15 +107,7 @@ class FarReachFitter:
         unknown = [k for k in free if k not in prior.params]
         if unknown:
             raise InputError(f"not in the priors: {', '.join(unknown)}", field="free")
-        # Validate every row up front so errors name the file and line.
-        targets = []
-        for r in rows:
-            try:
-                sc = farreach_scenario(r)
-                targets.append((r, sc, _measured(r)))
-            except InputError as exc:
-                raise exc.located(source=r.get("__source__"), line=int(r.get("__line__", 0)) or None) from None
-
+        targets = _targets(rows)
         base = prior
         x0 = np.log([base[k] for k in free])
         n_obs = sum(len(_row_columns(t)) for t in targets)
@@ -209,6 +201,36 @@ class FarReachFitter:
         self.n_rows_ = len(targets)
         self.converged_ = bool(sol.success)
         return self
+
+
+def _targets(rows) -> list:
+    """(row, scenario, measured) per row, every row validated up front so that
+    errors name the file and line."""
+    targets = []
+    for r in rows:
+        try:
+            targets.append((r, farreach_scenario(r), _measured(r)))
+        except InputError as exc:
+            raise exc.located(source=r.get("__source__"),
+                              line=int(r.get("__line__", 0)) or None) from None
+    return targets
+
+
+def fit_cost(profile: Profile, rows: Sequence[dict[str, Any]], priors: str | None = None,
+             free: Sequence[str] = FREE, f_scale: float = 0.1) -> float:
+    """The objective :meth:`FarReachFitter.fit` minimises, at ``profile``'s values:
+    the soft-L1 cost of the weighted log errors and the prior terms. A shipped
+    profile whose recorded ``cost`` differs from this was fitted to another model
+    (the model changed and the fit command was not re-run)."""
+    rows = [r for r in rows if r.get("__kind__") in KIND_NAMES]
+    prior = Profile.load(priors or default_priors())
+    with _Pool(_targets(rows), 1) as pool:
+        data = pool.residuals([profile])[0]
+    theta = np.log([profile[k] for k in free])
+    x0 = np.log([prior[k] for k in free])
+    r = np.concatenate([data, NOISE_LOG_SD / PRIOR_LOG_SD * (theta - x0)])
+    z = (r / f_scale) ** 2
+    return float(0.5 * f_scale ** 2 * np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
 
 
 def _version() -> str:

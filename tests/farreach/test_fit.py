@@ -64,3 +64,19 @@ def test_estimator_conventions_and_bad_rows():
     assert "x.csv" in str(err.value) and "line 7" in str(err.value) and "servers" in str(err.value)
     with pytest.raises(InputError, match="not in the priors"):
         FarReachFitter(free=["warp_factor"]).fit([dict(bad, servers="1")])
+
+
+def test_the_embedded_profile_is_the_fit_of_the_current_model():
+    """The shipped tofino-testbed profile records the cost its fit reached. If a
+    change to the model moves that cost, the profile was fitted to another model:
+    re-run its fit command (README.md) and commit the result. (The shipped local
+    profile went stale this way for two days.)"""
+    from calibrate.farreach import fit_cost
+    from calibrate.runs_io import load_runs
+    shipped = Profile.load("tofino-testbed")
+    _, rows = load_runs(["data/farreach_runs.csv", "data/farreach_tuning.csv",
+                         "data/farreach_breakdown.csv"], None, same_fitter=True)
+    assert fit_cost(shipped, rows) == pytest.approx(float(shipped.meta["cost"]), rel=1e-6)
+    # and it can fail: the same profile on a changed model (a parameter moved) costs more
+    moved = shipped.with_values({"compaction_us": shipped["compaction_us"] * 1.2}, "moved")
+    assert fit_cost(moved, rows) > float(shipped.meta["cost"]) * 1.001
