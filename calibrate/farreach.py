@@ -228,9 +228,9 @@ def fit_cost(profile: Profile, rows: Sequence[dict[str, Any]], priors: str | Non
         data = pool.residuals([profile])[0]
     theta = np.log([profile[k] for k in free])
     x0 = np.log([prior[k] for k in free])
-    r = np.concatenate([data, NOISE_LOG_SD / PRIOR_LOG_SD * (theta - x0)])
-    z = (r / f_scale) ** 2
-    return float(0.5 * f_scale ** 2 * np.sum(2.0 * (np.sqrt(1.0 + z) - 1.0)))
+    from .fitters import robust_cost
+    return robust_cost(np.concatenate([data, NOISE_LOG_SD / PRIOR_LOG_SD * (theta - x0)]),
+                       "soft_l1", f_scale)
 
 
 def _version() -> str:

@@ -18,6 +18,21 @@ from typing import Any
 
 from model.errors import InputError
 
+def robust_cost(residuals, loss: str, f_scale: float) -> float:
+    """``scipy.optimize.least_squares``'s cost of ``residuals`` under ``loss``:
+    0.5 f^2 sum rho((r / f)^2) (its documented rho for each loss)."""
+    import numpy as np
+    z = (np.asarray(residuals, dtype=float) / f_scale) ** 2
+    rho = {"linear": lambda z: z,
+           "soft_l1": lambda z: 2.0 * (np.sqrt(1.0 + z) - 1.0),
+           "huber": lambda z: np.where(z <= 1.0, z, 2.0 * np.sqrt(z) - 1.0),
+           "cauchy": np.log1p,
+           "arctan": np.arctan}.get(loss)
+    if rho is None:
+        raise InputError(f"unknown loss {loss!r}", field="loss")
+    return float(0.5 * f_scale ** 2 * np.sum(rho(z)))
+
+
 #: Fitter of the kinds of the other reference systems (one per system, by profile name).
 SYSTEM_FITTER = "calibrate.systems_fit:SystemFitter"
 

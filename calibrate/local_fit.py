@@ -216,6 +216,20 @@ class LocalFitter:
                                  source=r.get("__source__"), line=_line(r), field="__kind__")
         return rows
 
+    def cost_at(self, profile: Profile, rows: Sequence[Mapping[str, Any]]) -> float:
+        """The objective :meth:`fit` minimises, at ``profile``'s values of the
+        parameters it fitted (``meta.free``). A shipped profile whose recorded
+        ``cost`` differs from this was fitted to another model: re-run its
+        ``fitted_by`` command."""
+        from .fitters import robust_cost
+        rows = self._check_rows(rows)
+        prior = resolve_priors(self.priors)
+        cases = self._cases(rows, dict(COLUMN_WEIGHTS if self.columns is None else self.columns))
+        free = list(profile.meta["free"])
+        x0 = np.log(np.array([max(prior[k], 1e-3) for k in free]))
+        fun = _Objective(prior, free, cases, x0, self.prior_weight, _Pool(1))
+        return robust_cost(fun(np.log([profile[k] for k in free])), self.loss, self.f_scale)
+
     def _cases(self, rows, weights):
         cases = []
         for r in rows:

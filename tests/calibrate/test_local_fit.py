@@ -75,3 +75,20 @@ def test_log_residuals_are_finite(fitted):
     fitter, _ = fitted
     assert all(math.isfinite(r) for r in fitter.residuals_)
     assert len(fitter.residual_table_) == len(fitter.residuals_)
+
+
+def test_the_shipped_local_profile_is_the_fit_of_the_current_model():
+    """The shipped local profile records the cost its fit reached (meta.cost). A
+    model change that moves the cost means the profile was fitted to another
+    model: re-run its fitted_by command. (It went stale this way once: holdout
+    throughput error 24.9 % with the stale profile, 11.5 % refitted.)"""
+    from calibrate.runs_io import load_runs
+    from model.profile import Profile
+    shipped = Profile.load("local")
+    assert "plan=default" in shipped.meta["fitted_by"]
+    _, rows = load_runs(["calibrate/runs/local.csv"], None, where={"plan": "default"},
+                        same_fitter=True)
+    fz = LocalFitter()
+    assert fz.cost_at(shipped, rows) == pytest.approx(float(shipped.meta["cost"]), rel=1e-6)
+    moved = shipped.with_values({"base_us": shipped["base_us"] * 1.5}, "moved")
+    assert fz.cost_at(moved, rows) > float(shipped.meta["cost"]) * 1.001
