@@ -88,7 +88,13 @@ class LsmSpec:
     slowdown_bytes_per_us: float
     bg_threads: int
     l0_files: int = 4                 # level0_file_num_compaction_trigger
-    l1_bytes: float = 256.0 * MIB     # what L1 holds: max_bytes_for_level_base, or all the data
+    l1_target_bytes: float = 256.0 * MIB   # max_bytes_for_level_base
+    data_bytes: float = math.inf      # the instance's data: its share of the records, loaded first
+
+    @property
+    def l1_bytes(self) -> float:
+        """What L1 holds: its target, or all the data when there is less."""
+        return min(self.l1_target_bytes, self.data_bytes)
 
     @property
     def l1_passes(self) -> float:
@@ -127,17 +133,17 @@ def compile_lsm(scenario, pr) -> LsmSpec:
     if st.wal_bytes_per_sync_mb > 0:
         # smaller wal_bytes_per_sync keeps less dirty WAL data for the switch to wait on
         sync = min(1.0, st.wal_bytes_per_sync_mb / ref)
+    entry = entry_bytes(scenario, pr["entry_overhead_bytes"])
     return LsmSpec(
-        entry_bytes=entry_bytes(scenario, pr["entry_overhead_bytes"]),
+        entry_bytes=entry,
         memtable_bytes=st.memtable_mb * MIB, flushnum=int(st.flushnum), maxnum=int(st.maxnum),
         wal=bool(st.wal), wal_block_base_us=pr["wal_switch_ms"] * 1e3,
         wal_block_us_per_mbps=pr["wal_switch_ms_per_mbps"] * 1e3 * sync,
         flush_fixed_us=pr["flush_fixed_ms"] * 1e3, disk_bytes_per_us=pr["disk_mbps"] * MIB / 1e6,
         wamp=pr["compaction_wamp"], slowdown_bytes_per_us=pr["slowdown_mbps"] * MIB / 1e6,
         bg_threads=int(scenario.servers.bg_threads), l0_files=int(st.l0_files),
-        # an instance's data: its share of the records (loaded before the run)
-        l1_bytes=min(st.l1_mb * MIB, scenario.workload.records / scenario.servers.count
-                     * entry_bytes(scenario, pr["entry_overhead_bytes"])))
+        l1_target_bytes=st.l1_mb * MIB,
+        data_bytes=scenario.workload.records / scenario.servers.count * entry)
 
 
 # Mechanism switch for ``python -m sim explain`` (model/explain.py): the rack

@@ -99,7 +99,7 @@ class ServiceSpec:
     sst_us: tuple[float, ...]        # per worker: the part that grows with log2(1 + data growth)
     p_mem: tuple[float, ...]         # per worker: GETs whose key is in the memtables
     sst_factor: float                # growth per doubling of the instance's data
-    growth_per_write: float          # data one write adds, over the data loaded (servers / records)
+    growth_per_write: float          # data one write adds, over the instance's data (lsm.data_bytes)
     writes_per_run: tuple[float, ...]  # per worker: writes over the whole run
     recv_floor_us: float
     gap_us: float
@@ -157,8 +157,7 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
     return ServiceSpec(
         flat_us=tuple(flat), sst_us=tuple(grow), p_mem=tuple(pmem),
         sst_factor=P["sst_growth_factor"],
-        # one write's share of the instance's data (its records, loaded before the run)
-        growth_per_write=sv.count / w.records,
+        growth_per_write=lsm.entry_bytes / lsm.data_bytes,
         writes_per_run=tuple(wrun), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
         cv=P["service_cv"], idle_penalty=P["idle_penalty"], share_penalty=P["share_penalty"],
         cores=int(sv.cores), ctx_penalty=P["context_switch_penalty"])
