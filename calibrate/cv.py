@@ -73,7 +73,7 @@ class Held:
     predicted: float | None
     lo: float | None = None
     hi: float | None = None
-    row: Mapping[str, str] = field(default_factory=dict)
+    row: Mapping[str, str] = field(default_factory=dict)   # the run's own columns (no __ keys)
 
     @property
     def ape(self) -> float | None:
@@ -394,9 +394,8 @@ def held_rows(res: CVResult) -> tuple[list[str], list[dict[str, Any]]]:
     own: list[str] = []
     table = []
     for h in res.held:
-        cells = {k: v for k, v in h.row.items() if not str(k).startswith("__")}
-        own += [k for k in cells if k not in own and k not in lead]
-        table.append({**cells, "fold": h.fold, "kind": h.kind, "id": h.id, "column": h.column,
+        own += [k for k in h.row if k not in own and k not in lead]
+        table.append({**h.row, "fold": h.fold, "kind": h.kind, "id": h.id, "column": h.column,
                       "unit": unit_of(h.column), "measured": h.measured,
                       "predicted": h.predicted, "lo": h.lo, "hi": h.hi,
                       "ape_pct": None if h.ape is None else round(h.ape, 3),

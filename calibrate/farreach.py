@@ -59,6 +59,15 @@ PRIOR_LOG_SD = 1.0
 #: data terms, and is the least noise an interval assumes.
 NOISE_LOG_SD = 0.08
 
+#: The priors are part of the objective (a MAP fit): a parameter the rows
+#: barely constrain stays near its prior from the notes instead of wandering
+#: off to absorb noise. Weight of a prior term against a data term.
+PRIOR_WEIGHT = NOISE_LOG_SD / PRIOR_LOG_SD
+
+#: The robust loss of the fit (scipy.optimize.least_squares): a few bad runs
+#: do not pull the whole profile.
+LOSS = "soft_l1"
+
 #: Fewer measured values than this per free parameter draws a warning.
 ROWS_PER_PARAM = 5
 
@@ -124,16 +133,10 @@ class FarReachFitter:
             def profile_at(theta: np.ndarray) -> Profile:
                 return base.with_values(dict(zip(free, np.exp(theta))), "fit")
 
-            # The priors are part of the objective (a MAP fit): a parameter
-            # the rows barely constrain stays near its prior from the notes
-            # instead of wandering off to absorb noise (PRIOR_LOG_SD).
-            prior_w = NOISE_LOG_SD / PRIOR_LOG_SD
-
             calls = [0]
 
             def residuals(theta: np.ndarray) -> np.ndarray:
-                r = np.concatenate([pool.residuals([profile_at(theta)])[0],
-                                    prior_w * (theta - x0)])
+                r = _objective_terms(pool.residuals([profile_at(theta)])[0], theta, x0)
                 calls[0] += 1
                 if self.progress:
                     print(f"  fit step {calls[0]}/{self.max_nfev} (at most): "
@@ -147,9 +150,9 @@ class FarReachFitter:
                 steps = [theta] + [theta + STEP * e for e in np.eye(len(theta))]
                 res = pool.residuals([profile_at(t) for t in steps])
                 data = np.column_stack([(r - res[0]) / STEP for r in res[1:]])
-                return np.vstack([data, prior_w * np.eye(len(theta))])
+                return np.vstack([data, PRIOR_WEIGHT * np.eye(len(theta))])
 
-            sol = optimize.least_squares(residuals, x0, jac=jacobian, loss="soft_l1",
+            sol = optimize.least_squares(residuals, x0, jac=jacobian, loss=LOSS,
                                          f_scale=self.f_scale, max_nfev=self.max_nfev,
                                          x_scale=1.0, bounds=(x0 - 4.0, upper))
         values = dict(zip(free, np.exp(sol.x)))
@@ -202,6 +205,21 @@ class FarReachFitter:
         self.converged_ = bool(sol.success)
         return self
 
+    def cost_at(self, profile: Profile, rows: Sequence[dict[str, Any]]) -> float:
+        """The objective :meth:`fit` minimises, at ``profile``'s values: the
+        robust cost of the weighted log errors and the prior terms. A shipped
+        profile whose recorded ``cost`` differs from this was fitted to another
+        model (the model changed and the fit command was not re-run)."""
+        from .fitters import robust_cost
+        rows = [r for r in rows if r.get("__kind__") in KIND_NAMES]
+        prior = Profile.load(self.priors or default_priors())
+        free = tuple(self.free) if self.free is not None else FREE
+        with _Pool(_targets(rows), 1) as pool:
+            data = pool.residuals([profile])[0]
+        terms = _objective_terms(data, np.log([profile[k] for k in free]),
+                                 np.log([prior[k] for k in free]))
+        return robust_cost(terms, LOSS, self.f_scale)
+
 
 def _targets(rows) -> list:
     """(row, scenario, measured) per row, every row validated up front so that
@@ -216,21 +234,10 @@ def _targets(rows) -> list:
     return targets
 
 
-def fit_cost(profile: Profile, rows: Sequence[dict[str, Any]], priors: str | None = None,
-             free: Sequence[str] = FREE, f_scale: float = 0.1) -> float:
-    """The objective :meth:`FarReachFitter.fit` minimises, at ``profile``'s values:
-    the soft-L1 cost of the weighted log errors and the prior terms. A shipped
-    profile whose recorded ``cost`` differs from this was fitted to another model
-    (the model changed and the fit command was not re-run)."""
-    rows = [r for r in rows if r.get("__kind__") in KIND_NAMES]
-    prior = Profile.load(priors or default_priors())
-    with _Pool(_targets(rows), 1) as pool:
-        data = pool.residuals([profile])[0]
-    theta = np.log([profile[k] for k in free])
-    x0 = np.log([prior[k] for k in free])
-    from .fitters import robust_cost
-    return robust_cost(np.concatenate([data, NOISE_LOG_SD / PRIOR_LOG_SD * (theta - x0)]),
-                       "soft_l1", f_scale)
+def _objective_terms(data: np.ndarray, theta: np.ndarray, x0: np.ndarray) -> np.ndarray:
+    """The fit's residual vector: the rows' weighted log errors, then one prior
+    term per free parameter (log value ``theta`` against its prior ``x0``)."""
+    return np.concatenate([data, PRIOR_WEIGHT * (theta - x0)])
 
 
 def _version() -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from model.errors import InputError
 
+
 def robust_cost(residuals, loss: str, f_scale: float) -> float:
     """``scipy.optimize.least_squares``'s cost of ``residuals`` under ``loss``:
     0.5 f^2 sum rho((r / f)^2) (its documented rho for each loss)."""

@@ -157,7 +157,7 @@ class LocalFitter:
         if not free:
             pool.close()
             raise InputError("no parameter left to fit; pass free=[...]", field="free")
-        x0 = np.log(np.array([max(prior[k], 1e-3) for k in free]))
+        x0 = _start(prior, free)
         lo, hi = x0 - math.log(100.0), x0 + math.log(100.0)
         try:
             fun = _Objective(prior, free, cases, x0, self.prior_weight, pool)
@@ -226,7 +226,7 @@ class LocalFitter:
         prior = resolve_priors(self.priors)
         cases = self._cases(rows, dict(COLUMN_WEIGHTS if self.columns is None else self.columns))
         free = list(profile.meta["free"])
-        x0 = np.log(np.array([max(prior[k], 1e-3) for k in free]))
+        x0 = _start(prior, free)
         fun = _Objective(prior, free, cases, x0, self.prior_weight, _Pool(1))
         return robust_cost(fun(np.log([profile[k] for k in free])), self.loss, self.f_scale)
 
@@ -301,7 +301,7 @@ class LocalFitter:
 
     def _probe(self, prior: Profile, free, cases, fixed_why, pool) -> list[str]:
         """Drop candidates that do not change any prediction (unused by the model)."""
-        x0 = np.log(np.array([max(prior[k], 1e-3) for k in free]))
+        x0 = _start(prior, free)
         fun = _Objective(prior, free, cases, x0, 0.0, pool)
         base = fun(x0)[:fun.n_data]
         keep = []
@@ -393,6 +393,12 @@ class _Pool:
     def close(self):
         if self.pool is not None:
             self.pool.shutdown()
+
+
+def _start(prior: Profile, free) -> np.ndarray:
+    """Log values the fit starts from and pulls towards: the priors (a zero
+    prior starts at 1e-3, where a log can move)."""
+    return np.log(np.array([max(prior[k], 1e-3) for k in free]))
 
 
 class _Objective:
