@@ -161,6 +161,12 @@ class WorkloadProfile:
 
     def spec(self, workload):
         from .workload import RankSpec, stock_spec
+        if workload.distribution != "zipf":
+            # A uniform or sequential run has no popular keys: the profile's
+            # popularity does not apply, its key layout still does (the lab's
+            # F077, uniform-seq at 4 servers: no load imbalance, 2.5x the zipf
+            # run F057's throughput).
+            return stock_spec(workload, layout=self.layout, insertorder=self.insertorder)
         if self.order == "rank":
             return RankSpec(pmf=self.pmf, theta=self.theta, items=int(self.items),
                             layout=self.layout, insertorder=self.insertorder)

@@ -26,8 +26,14 @@ What it means (docs/model.md):
   when compaction lags, L0 holds more files than the trigger and one pass
   serves more writes; grouped cross-validation chose it over the linear form,
   which predicted 4 MiB rows 199 % too slow when fitted without them
-  (docs/accuracy.md). This term does not depend on how many writes the run
-  has made, unlike the SST part.
+  (docs/accuracy.md). Like the SST part it grows with the doublings of the
+  instance's data, by the same ``sst_growth_factor``: the more data, the
+  more levels and versions each compaction carries into (the notes: more
+  data means flush/compaction load that grows over the run, so per-second
+  throughput decays). Held out, this is as good as a constant compaction
+  cost (server-count CV throughput 10.1 against 10.2 %); unlike it, the
+  default rack's throughput then decays by 4 % over a 100M-query run
+  against 1 % over 10M (``sim.facts.data_decay``), 1 % and 0.5 % without.
 * **Load.** A worker that idles between requests runs colder:
   ``x (1 + idle_penalty (1 - U))``. Busy workers on the same machine contend
   for what it shares (network stack, memory bandwidth, caches):
@@ -97,6 +103,7 @@ PARAMS = (
 class ServiceSpec:
     flat_us: tuple[float, ...]       # per worker: process time that does not grow with SST files
     sst_us: tuple[float, ...]        # per worker: the part that grows with log2(1 + data growth)
+    #                                  (SST probes, and L0->L1 compaction per write)
     p_mem: tuple[float, ...]         # per worker: GETs whose key is in the memtables
     sst_factor: float                # growth per doubling of the instance's data
     growth_per_write: float          # data one write adds, over the instance's data (lsm.data_bytes)
@@ -125,7 +132,8 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
     unpinned = 1.0 if sv.pinned else P["unpinned_factor"]
     queries = w.queries_m * 1e6
     write_base = P["put_us"] + skip + (P["wal_us"] if st.wal else 0.0) + \
-        (P["txn_us"] if st.db == "txn" else 0.0) + P["compaction_us"] * math.log2(1.0 + lsm.l1_passes)
+        (P["txn_us"] if st.db == "txn" else 0.0)
+    compaction = P["compaction_us"] * math.log2(1.0 + lsm.l1_passes)
     window_cap = lsm.resident_memtables * entries
     writes_run = queries * np.asarray(placement.shares) * np.asarray(placement.write_frac)
     # writes resident in the memtables (time-averaged; a short run holds half of its own)
@@ -151,7 +159,7 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
             seq_flat = P["seqcache_us"]
         r = 1.0 - wf
         flat.append(unpinned * (P["base_us"] + r * read_flat + wf * (write_base + seq_flat)))
-        grow.append(unpinned * (r * read_grow + wf * seq_grow))
+        grow.append(unpinned * (r * read_grow + wf * (seq_grow + compaction)))
         pmem.append(float(p_read[i]))
         wrun.append(float(writes_run[i]))
     return ServiceSpec(

@@ -44,21 +44,27 @@ def test_l1_holds_no_more_than_the_instance_has():
     assert r.lsm.l1_passes == pytest.approx(data / (4 * 4 * MIB))
 
 
-def test_compaction_cost_is_paid_per_write():
-    """With ``compaction_us`` = c, a worker's flat cost rises by
-    c x log2(1 + passes) x its write fraction; read-only workers pay nothing."""
+def test_compaction_cost_is_paid_per_write_and_grows_with_the_data():
+    """With ``compaction_us`` = c, a worker's cost at the start of a run rises by
+    c x log2(1 + passes) x its write fraction, and grows with the data like the
+    SST part; read-only workers pay nothing."""
     prof = Profile.load("tofino-testbed")
     small = {"storage.memtable_mb": 4.0, "storage.flushnum": 1, "storage.maxnum": 2}
     base = rack(prof.with_values({"compaction_us": 0.0}, "no"), **small)
     paid = rack(prof.with_values({"compaction_us": 2.0}, "yes"), **small)
     wf = np.asarray(base.placement.write_frac)
-    extra = np.asarray(paid.service.flat_us) - np.asarray(base.service.flat_us)
+    assert paid.service.flat_us == base.service.flat_us
+    extra = np.asarray(paid.service.sst_us) - np.asarray(base.service.sst_us)
     assert extra == pytest.approx(2.0 * math.log2(17.0) * wf, rel=1e-9)
+    per_instance = 100_000_000 / 16          # one doubling of each instance's data
+    grow = service.cost_at(paid.service, np.full(16, per_instance)) - \
+        service.cost_at(base.service, np.full(16, per_instance))
+    assert grow == pytest.approx(extra * (1.0 + paid.service.sst_factor), rel=1e-9)
     ro = rack(prof.with_values({"compaction_us": 2.0}, "yes"), **small,
               **{"workload.read_ratio": 1.0})
     ro0 = rack(prof.with_values({"compaction_us": 0.0}, "no"), **small,
                **{"workload.read_ratio": 1.0})
-    assert ro.service.flat_us == ro0.service.flat_us
+    assert ro.service.flat_us == ro0.service.flat_us and ro.service.sst_us == ro0.service.sst_us
 
 
 def test_sst_growth_is_per_doubling_of_the_instances_data():

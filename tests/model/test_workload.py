@@ -559,3 +559,25 @@ def test_scrambled_profile_is_the_stock_generator_with_its_parameters(tmp_path):
     skewed = write(tmp_path, "skewed.toml", 'kind = "workload-profile"\n[popularity]\n'
                    'order = "scrambled"\ntheta = 0.9999\n')
     assert W.evaluate_scenario(sc, skewed).hit_ratio > a.hit_ratio
+
+
+@pytest.mark.parametrize("dist", ["uniform", "sequential"])
+def test_a_profile_keeps_its_layout_but_not_its_popularity_off_zipf(dist):
+    """The lab's rank profile under a uniform or sequential run: no hot keys
+    (the notes' F077, uniform-seq: "no load imbalance"), every server an even
+    share of the range split, the cache hitting only its share of the records;
+    the same profile under zipf sends most NoCache requests to server 0."""
+    sc = Scenario.default().updated({"servers.count": 4, "switch.partition": "range",
+                                     "workload.profile": "lab"})
+    zipf = W.evaluate_scenario(sc)
+    flat = W.evaluate_scenario(sc.updated({"workload.distribution": dist}))
+    assert zipf.shares_nocache.max() > 0.6
+    np.testing.assert_allclose(flat.shares_nocache, 0.25, atol=0.01)
+    np.testing.assert_allclose(flat.shares, 0.25, atol=0.01)
+    assert flat.hit_ratio == pytest.approx(sc.switch.cache_keys / sc.workload.records, rel=0.05)
+    # the layout is the profile's (synthetic keys, whose range field cycles
+    # over every partition), not the stock keys' (the public range split
+    # leaves half the servers without keys)
+    stock = W.evaluate_scenario(sc.updated({"workload.distribution": dist,
+                                            "workload.profile": ""}))
+    assert stock.shares_nocache.max() > 0.45
