@@ -575,6 +575,8 @@ def test_a_profile_keeps_its_layout_but_not_its_popularity_off_zipf(dist):
     np.testing.assert_allclose(flat.shares_nocache, 0.25, atol=0.01)
     np.testing.assert_allclose(flat.shares, 0.25, atol=0.01)
     assert flat.hit_ratio == pytest.approx(sc.switch.cache_keys / sc.workload.records, rel=0.05)
+    assert flat.source == f"profile lab (its key layout; {dist} popularity)"
+    assert zipf.source == "profile lab"
     # the layout is the profile's (synthetic keys, whose range field cycles
     # over every partition), not the stock keys' (the public range split
     # leaves half the servers without keys)
