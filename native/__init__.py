@@ -14,8 +14,7 @@ build them if they are missing.
 
 from __future__ import annotations
 
-from .options import LoadOptions, ServerOptions
-from .protocol import Client
+import importlib
 
 __all__ = [
     "Server", "ServerError", "ServerOptions", "LoadOptions", "run_load", "Client",
@@ -26,9 +25,16 @@ __all__ = [
 _CORE = {"OptionError", "fnvhash64", "hash_partition", "key_stream", "parse_request",
          "range_partition", "record_key", "ycsb_ranks", "zipf_ranks"}
 _API = {"Server", "ServerError", "run_load"}
+# pure Python, loaded on first use too: the analytic solver imports
+# native._mva on every `python -m sim predict` and needs none of them
+_PURE = {"LoadOptions": "options", "ServerOptions": "options", "Client": "protocol"}
 
 
 def __getattr__(name: str):
+    if name in _PURE:
+        value = getattr(importlib.import_module(f".{_PURE[name]}", __name__), name)
+        globals()[name] = value
+        return value
     # The KV module links RocksDB and takes a while to load: it is imported on
     # first use, so `native._mva` (the analytic solver's recursion) loads alone.
     if name in _CORE or name in _API:

@@ -40,10 +40,27 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_flag(p)
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Commands whose parsers live in their own modules, and the function that
+#: adds them: imported only when the command is used or the whole command
+#: line is listed (``predict`` should not pay for ``sweep``'s imports).
+_OWN_PARSERS = {
+    "workload": ("workload_cli", "add_parsers"), "workload-fit": ("workload_cli", "add_parsers"),
+    "sweep": ("sweep", "add_parser"), "explain": ("explain_cli", "add_parser"),
+    "tune": ("tune", "add_parser"), "scenario": ("scenario_cli", "add_parsers"),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``command`` (``predict``, ``sweep``, ...)
+    only that command's part of it, which parses that command the same way."""
+    import importlib
     ap = argparse.ArgumentParser(prog="python -m sim",
                                  description="Predict key-value rack performance.")
     sub = ap.add_subparsers(dest="command", required=True)
+    if command in _OWN_PARSERS:
+        mod, fn = _OWN_PARSERS[command]
+        getattr(importlib.import_module(f"{__package__}.{mod}"), fn)(sub)
+        return ap
     p = sub.add_parser("predict", help="analytic prediction (or --engine sim)")
     _common(p)
     p.add_argument("--engine", choices=("analytic", "sim"), default="analytic")
@@ -61,16 +78,22 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--timeline", metavar="OUT.csv", help="write the per-second timeline")
     s.add_argument("--sim-engine", choices=("fast", "simpy"), default="fast",
                    help="compiled engine (default) or the SimPy reference engine")
-    from .workload_cli import add_parsers
-    add_parsers(sub)
-    # the question commands (docs/api.md has the same from Python)
-    from . import explain_cli, sweep, tune
-    sweep.add_parser(sub)
-    explain_cli.add_parser(sub)
-    tune.add_parser(sub)
-    from . import scenario_cli
-    scenario_cli.add_parsers(sub)
+    if command in ("predict", "simulate"):
+        return ap
+    # the other commands; the question commands (sweep, explain, tune) have
+    # the same from Python (docs/api.md)
+    added = set()
+    for mod, fn in _OWN_PARSERS.values():
+        if (mod, fn) not in added:
+            added.add((mod, fn))
+            getattr(importlib.import_module(f"{__package__}.{mod}"), fn)(sub)
     return ap
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command a command line names (its first word), if it is one."""
+    first = argv[0] if argv else None
+    return first if first in ("predict", "simulate", *_OWN_PARSERS) else None
 
 
 def load_inputs(args) -> tuple[Scenario, Profile]:
@@ -81,7 +104,8 @@ def load_inputs(args) -> tuple[Scenario, Profile]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser(_command_of(argv)).parse_args(argv)
     if args.command in ("workload", "workload-fit"):
         from .workload_cli import run
         return run_command(lambda: run(args))

@@ -26,7 +26,7 @@ def test_benchmark_imports(path, monkeypatch):
 
 def test_bench_sim_runs_and_reports_its_ratios():
     out = subprocess.run([sys.executable, "benchmarks/bench_sim.py", "--seconds", "0.05",
-                          "--simpy-seconds", "0.002", "--repeat", "1"], cwd=ROOT,
+                          "--simpy-seconds", "0.002", "--repeat", "1", "--no-process"], cwd=ROOT,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "x SimPy" in out.stdout and "against the default rack" in out.stdout
