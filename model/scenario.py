@@ -223,16 +223,32 @@ class Scenario:
 
     # ---- changes ------------------------------------------------------
     def updated(self, changes: Mapping[str, Any], source: str | None = None) -> "Scenario":
-        """Return a copy with ``{"section.key": value}`` changes applied and validated."""
-        data = self.to_dict()
+        """Return a copy with ``{"section.key": value}`` changes applied and validated.
+
+        Only the changed keys are checked (the rest were checked when this
+        scenario was made), then the whole-scenario rules (``__post_init__``):
+        the same result and errors as rebuilding it from a mapping, at a
+        tenth of the cost (a 1,000-row plan builds 3,000 scenarios)."""
+        name = self.name
+        per_section: dict[str, dict[str, Any]] = {}
         for key, value in changes.items():
             path = resolve_key(key, source)
             if path == "name":
-                data["name"] = value
+                if not isinstance(value, str):
+                    raise InputError(f"expected a string, got {value!r}", source=source,
+                                     field="name")
+                name = value
                 continue
-            section, name = path.split(".")
-            data[section][name] = value
-        return Scenario.from_mapping(data, source=source)
+            section, key_ = path.split(".")
+            per_section.setdefault(section, {})[key_] = value
+        new = {}
+        for section, values in per_section.items():
+            cls = SECTIONS[section]
+            known = _fields_of(cls)
+            new[section] = dataclasses.replace(getattr(self, section), **{
+                k: _check_value(cls, known[k], v, f"{section}.{k}", source)
+                for k, v in values.items()})
+        return dataclasses.replace(self, name=name, **new)
 
     def with_overrides(self, assignments: Iterable[str]) -> "Scenario":
         """Apply ``key=value`` strings as given to ``--set``."""
@@ -342,9 +358,14 @@ def describe(cls: type, name: str) -> str:
     return kind + unit
 
 
+@functools.lru_cache(maxsize=None)
+def _fields_of(cls) -> dict:
+    return {f.name: f for f in fields(cls)}
+
+
 def _build_section(section: str, values: Mapping[str, Any], source: str | None):
     cls = SECTIONS[section]
-    known = {f.name: f for f in fields(cls)}
+    known = _fields_of(cls)
     kwargs = {}
     for key, val in values.items():
         path = f"{section}.{key}"
@@ -358,10 +379,9 @@ def _build_section(section: str, values: Mapping[str, Any], source: str | None):
 def _check_value(cls, f, val, path, source):
     md = f.metadata
     typ = f.type if isinstance(f.type, str) else f.type.__name__
-    allowed = describe(cls, f.name)
 
     def bad(why):
-        return InputError(f"{why}; allowed: {allowed}", source=source, field=path)
+        return InputError(f"{why}; allowed: {describe(cls, f.name)}", source=source, field=path)
 
     shown = repr(val) if len(repr(val)) <= 60 else f"{repr(val)[:40]}... ({len(repr(val))} characters)"
 
