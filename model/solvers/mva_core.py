@@ -257,14 +257,17 @@ def _throughput(a0, a1, b, Z, n, max_steps: int = 100) -> np.ndarray:
     for _ in range(max_steps):
         X = x[:, :, None]
         e = 1.0 - x * bs
-        with np.errstate(divide="ignore", invalid="ignore"):
+        # at a pole (X b_i = 1 for a station next to the top one) d is inf and
+        # r, h NaN: expected, and handled below (NaN counts as above the root),
+        # so numpy is not to warn about it (a soak scenario printed it)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             d = np.where(top, 0.0, 1.0 / (1.0 - X * b))
-        r = np.where(top, 1.0, (1.0 - X * B) * d)
-        p = X * (a0 + a1 * X)
-        pr = np.sum(p * r, axis=2)
-        h = e * (x * Z - n) + pr
-        dh = -bs * (x * Z - n) + e * Z + np.sum((a0 + 2.0 * a1 * X) * r + p * (b - B) * d * d,
-                                                axis=2)
+            r = np.where(top, 1.0, (1.0 - X * B) * d)
+            p = X * (a0 + a1 * X)
+            pr = np.sum(p * r, axis=2)
+            h = e * (x * Z - n) + pr
+            dh = -bs * (x * Z - n) + e * Z + np.sum((a0 + 2.0 * a1 * X) * r + p * (b - B) * d * d,
+                                                    axis=2)
         over = ~(h <= 0)               # h is NaN only at a pole, so above the root
         hi = np.where(over, np.minimum(hi, x), hi)
         lo = np.where(over, lo, np.maximum(lo, x))
