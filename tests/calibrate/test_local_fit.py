@@ -92,3 +92,19 @@ def test_the_shipped_local_profile_is_the_fit_of_the_current_model():
     assert fz.cost_at(shipped, rows) == pytest.approx(float(shipped.meta["cost"]), rel=1e-6)
     moved = shipped.with_values({"base_us": shipped["base_us"] * 1.5}, "moved")
     assert fz.cost_at(moved, rows) > float(shipped.meta["cost"]) * 1.001
+
+
+def test_local_runs_are_predicted_without_a_seq_check_they_never_had():
+    """The native load generator sends seq 0, which the server never checks
+    (native/kv/handler.cpp), so a local run's ``seq_check`` column does not
+    change what ran: disk-get and none predict alike. A bad value is still
+    refused, naming the column."""
+    import csv
+    from model.local_runs import local_scenario
+    with open("calibrate/runs/local.csv", newline="") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["seq_check"] == "disk-get")
+    assert local_scenario(row).servers.seq_check == "none"
+    assert local_scenario(dict(row, seq_check="none")) == local_scenario(row)
+    with pytest.raises(InputError) as err:
+        local_scenario(dict(row, seq_check="sometimes"))
+    assert err.value.field == "seq_check"
