@@ -561,8 +561,7 @@ def evaluate(workload, switch, servers: int, source=None, *,
         label = spec.generator
     elif isinstance(source, ws.WorkloadProfile):
         spec = source.spec(workload)
-        label = f"profile {source.name}" if workload.distribution == "zipf" else \
-            f"profile {source.name} (its key layout; {workload.distribution} popularity)"
+        label = source.label(workload)
     elif isinstance(source, ws.KeyTrace):
         spec = source
         label = f"trace {source.path}"

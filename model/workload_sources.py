@@ -159,13 +159,22 @@ class WorkloadProfile:
     fitted_by: str = ""
     notes: tuple = ()
 
+    @staticmethod
+    def popularity_applies(workload) -> bool:
+        """The profile's popularity describes zipf runs only. A uniform or
+        sequential run has no popular keys; the profile's key layout still
+        applies to it (the lab's F077, uniform-seq at 4 servers: no load
+        imbalance, 2.5x the zipf run F057's throughput)."""
+        return workload.distribution == "zipf"
+
+    def label(self, workload) -> str:
+        if self.popularity_applies(workload):
+            return f"profile {self.name}"
+        return f"profile {self.name} (its key layout; {workload.distribution} popularity)"
+
     def spec(self, workload):
         from .workload import RankSpec, stock_spec
-        if workload.distribution != "zipf":
-            # A uniform or sequential run has no popular keys: the profile's
-            # popularity does not apply, its key layout still does (the lab's
-            # F077, uniform-seq at 4 servers: no load imbalance, 2.5x the zipf
-            # run F057's throughput).
+        if not self.popularity_applies(workload):
             return stock_spec(workload, layout=self.layout, insertorder=self.insertorder)
         if self.order == "rank":
             return RankSpec(pmf=self.pmf, theta=self.theta, items=int(self.items),

@@ -40,9 +40,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     add_flag(p)
 
 
-#: Commands whose parsers live in their own modules, and the function that
-#: adds them: imported only when the command is used or the whole command
-#: line is listed (``predict`` should not pay for ``sweep``'s imports).
+#: Commands that live in their own modules (each has ``run(args)``), and the
+#: function there that adds their parsers: imported only when the command is
+#: used or the whole command line is listed (``predict`` should not pay for
+#: ``sweep``'s imports).
 _OWN_PARSERS = {
     "workload": ("workload_cli", "add_parsers"), "workload-fit": ("workload_cli", "add_parsers"),
     "sweep": ("sweep", "add_parser"), "explain": ("explain_cli", "add_parser"),
@@ -106,16 +107,10 @@ def load_inputs(args) -> tuple[Scenario, Profile]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_command_of(argv)).parse_args(argv)
-    if args.command in ("workload", "workload-fit"):
-        from .workload_cli import run
-        return run_command(lambda: run(args))
-    if args.command in ("sweep", "explain", "tune"):
-        from . import explain_cli, sweep, tune
-        mod = {"sweep": sweep, "explain": explain_cli, "tune": tune}[args.command]
+    if args.command in _OWN_PARSERS:        # each of those modules runs its own command
+        import importlib
+        mod = importlib.import_module(f"{__package__}.{_OWN_PARSERS[args.command][0]}")
         return run_command(lambda: mod.run(args))
-    if args.command == "scenario":
-        from . import scenario_cli
-        return run_command(lambda: scenario_cli.run(args))
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
 
 
