@@ -584,8 +584,11 @@ def evaluate_scenario(scenario, source=None, **kw) -> WorkloadResult:
 
 
 # ------------------------------------------------------------ memtable hits
-#: (id(result), window bytes, lookups) -> (result, fractions): compiling a rack
-#: under many profiles (fits, interval sigma points) asks the same question.
+#: (id(popularity table), window bytes, lookups) -> (table, fractions): compiling a
+#: rack under many profiles (fits, interval sigma points), and the rows of a plan
+#: that share a workload and server count, ask the same question. Keyed on the
+#: table, which the summary cache keeps alive, not on the result object, which
+#: each compile builds anew (keying on it missed every time across rows).
 _WINDOW_CACHE: dict = {}
 _WINDOW_CACHE_MAX = 8192
 
@@ -596,14 +599,15 @@ def window_hit_fraction(result: WorkloadResult, window_writes, *, server: int | 
     if n is None or lookups not in ("reads", "writes"):
         return _window_hit_fraction(result, window_writes, server=server, lookups=lookups)
     w = np.ascontiguousarray(np.broadcast_to(np.asarray(window_writes, dtype=float), (n,)))
-    key = (id(result), w.tobytes(), lookups)
+    table = result.win_read_mass if lookups == "reads" else result.win_write_mass
+    key = (id(table), id(result.win_write_mass), w.tobytes(), lookups)
     hit = _WINDOW_CACHE.get(key)
-    if hit is None or hit[0] is not result:
+    if hit is None or hit[0] is not table or hit[1] is not result.win_write_mass:
         if len(_WINDOW_CACHE) >= _WINDOW_CACHE_MAX:
             _WINDOW_CACHE.clear()
-        hit = (result, _window_hit_fraction(result, w, lookups=lookups))
+        hit = (table, result.win_write_mass, _window_hit_fraction(result, w, lookups=lookups))
         _WINDOW_CACHE[key] = hit
-    out = hit[1]
+    out = hit[2]
     return float(out[server]) if server is not None else out.copy()
 
 

@@ -38,11 +38,17 @@ PMFS = ("zipf", "ycsb")
 
 
 def embedded_profiles() -> list[str]:
+    return list(_embedded_names())
+
+
+@functools.lru_cache(maxsize=1)
+def _embedded_names() -> tuple[str, ...]:
+    # the package's files do not change while it runs; every rack compile asks
     d = resources.files("model").joinpath(PROFILE_DIR)
     try:
-        return sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml"))
+        return tuple(sorted(p.name[:-5] for p in d.iterdir() if p.name.endswith(".toml")))
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        return ()
 
 
 # ----------------------------------------------------------- locating keys
