@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scipy.optimize import brentq
 
 from model.blocks import (any_replica_stations, bottleneck, closed_loop, closed_loop_scv,
                           wakeup_delay)
@@ -188,6 +187,9 @@ def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[fl
     elif g(lo) <= 0:
         cl = loop(lo)
     else:
+        # scipy.optimize takes 0.3 s to import: every '--runs' command pays it
+        # when imported with the run kinds, so only the controller rows do
+        from scipy.optimize import brentq
         cl = loop(brentq(g, lo, hi, xtol=1e-14, rtol=1e-10))
     return cl.throughput, cl.cycle
 

@@ -107,3 +107,12 @@ def test_batch_refuses_to_overwrite_prediction_columns(tmp_path):
     p = run("predict", "--runs", str(first), "--out", str(tmp_path / "again.csv"), check=False)
     assert p.returncode == 2 and "pred_mops" in p.stderr and "p.csv" in p.stderr
     assert not (tmp_path / "again.csv").exists()
+
+
+def test_run_kinds_load_without_scipy_optimize():
+    """Detecting a runs file's kind imports every kind's module; scipy.optimize
+    takes 0.3 s to import and only the Morphling controller rows need it, so it
+    is imported there, not with the kinds (every '--runs' command paid it)."""
+    code = ("import sys, model.kinds; "
+            "sys.exit(1 if 'scipy.optimize' in sys.modules else 0)")
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
