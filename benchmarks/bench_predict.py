@@ -12,7 +12,8 @@ bare queueing solution the rack model refines):
 * batch: the whole plan compiled and solved as one batch, per configuration;
 * single: ``--sample`` rows solved one at a time (median and max per row);
 * process: ``python -m sim predict --runs plan.csv --no-intervals`` as a user
-  runs it (``--with-intervals``: also with them), against ``python -c pass``.
+  runs it, in one process (``--jobs 1``) and with a worker per core (the
+  default), against ``python -c pass`` (``--with-intervals``: also with them).
 """
 
 from __future__ import annotations
@@ -138,13 +139,18 @@ def main() -> None:
                            check=True, cwd=ROOT, env=env, capture_output=True)
         bare = median_time(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True,
                                                   env=env), args.repeat)
+        cores = os.cpu_count() or 1
+        t_one = median_time(lambda: run("--no-intervals", "--jobs", "1"), args.repeat)
         t_plain = median_time(lambda: run("--no-intervals"), args.repeat)
-        print(f"process, {len(rows)}-row plan without intervals: {t_plain:.2f} s; bare python "
-              f"{bare:.3f} s ({t_plain / bare:.0f}x)")
+        print(f"process, {len(rows)}-row plan without intervals: {t_plain:.2f} s with "
+              f"{cores} worker(s), {t_one:.2f} s in one process ({t_one / t_plain:.2f}x); "
+              f"bare python {bare:.3f} s ({t_plain / bare:.0f}x)")
         if args.with_intervals:
+            t_iv1 = median_time(lambda: run("--jobs", "1"), args.repeat)
             t_iv = median_time(run, args.repeat)
-            print(f"process, {len(rows)}-row plan with 90 % intervals: {t_iv:.2f} s "
-                  f"({t_iv / bare:.0f}x bare python)")
+            print(f"process, {len(rows)}-row plan with 90 % intervals: {t_iv:.2f} s with "
+                  f"{cores} worker(s), {t_iv1:.2f} s in one process ({t_iv / bare:.0f}x bare "
+                  f"python)")
         single = median_time(lambda: subprocess.run(
             [sys.executable, "-m", "sim", "predict"], check=True, cwd=ROOT, env=env,
             capture_output=True), args.repeat)

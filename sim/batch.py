@@ -30,7 +30,7 @@ def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
 
 def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
                  source: str, progress: bool = False, intervals: bool = True,
-                 chunk: int | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+                 chunk: int | None = None, jobs: int = 1) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(row index, pred_ columns)`` for every row, as rows finish.
 
     Every row is checked before any solving (a bad row 2,000 is reported at
@@ -39,7 +39,11 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
     every rack to its largest, and a Ctrl-C keeps every piece finished
     before it, so a plan with one huge rack keeps all the small ones. A rack
     several pieces need (a NoCache baseline) is solved once and kept until
-    the last piece that needs it. Other kinds go row by row, in order."""
+    the last piece that needs it. Other kinds go row by row, in order.
+
+    ``jobs`` > 1: the pieces of a rack kind are solved by that many worker
+    processes, largest first (:func:`_parallel_pieces`); a rack two pieces
+    share is then solved by each."""
     from .progress import bar
     needs = row_racks(kind, rows, source)
     if kind.rack is None:
@@ -49,7 +53,18 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
                        key=lambda i: max(map(rack_size, needs[i]), default=(0,)))
         solves = _solves(profile, intervals)
         step = chunk or _rows_per_piece(solves, needs)
+        # worker processes pay off from a few hundred rows (a fork and the
+        # solver's fixed cost per step); a short file stays in this process
+        jobs = jobs if len(rows) >= 2 * MIN_PARALLEL_ROWS else 1
+        if jobs > 1 and chunk is None:
+            # about two pieces per worker, so that the last ones balance out,
+            # but not so small that each step's fixed cost dominates
+            step = min(step, max(MIN_PARALLEL_ROWS, math.ceil(len(rows) / (2 * jobs))))
     pieces = _pieces(order, needs, step, solves)
+    if jobs > 1 and kind.rack is not None and len(pieces) > 1:
+        yield from _parallel_pieces(kind, rows, pieces, profile, source, progress, intervals,
+                                    jobs)
+        return
     last_piece = {s: n for n, part in enumerate(pieces) for i in part for s in needs[i]}
     evict: dict[int, list] = {}                  # piece -> racks no later piece needs
     for s, piece in last_piece.items():
@@ -73,6 +88,57 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
             a += len(part)
             b.n = a
             b.refresh()
+
+
+#: a piece solved in parallel has at least this many rows (fewer: the solver's
+#: fixed cost per step outweighs the second core)
+MIN_PARALLEL_ROWS = 64
+
+
+def _solve_piece(task: tuple) -> list[dict[str, Any]]:
+    """One piece in a worker process: (kind name, rows, profile, source, intervals)."""
+    from model.kinds import get
+    name, part_rows, profile, source, intervals = task
+    return predict_kind_rows(get(name), part_rows, profile, source, intervals=intervals)
+
+
+def _quiet_worker() -> None:
+    # Ctrl-C goes to the whole process group: the parent keeps what is done
+    # and stops the workers; they must not print tracebacks of their own
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[list[int]],
+                     profile: Profile, source: str, progress: bool, intervals: bool,
+                     jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Pieces solved by ``jobs`` worker processes, the largest racks first
+    (the pieces come smallest first), yielded as each finishes."""
+    import multiprocessing as mp
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from .progress import bar
+    methods = mp.get_all_start_methods()
+    ctx = mp.get_context("fork" if "fork" in methods else methods[0])
+    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pieces)), mp_context=ctx,
+                               initializer=_quiet_worker)
+    try:
+        with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
+            pending = {pool.submit(_solve_piece, (kind.name, [rows[i] for i in part], profile,
+                                                  source, intervals)): part
+                       for part in reversed(pieces)}
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    part = pending.pop(fut)
+                    yield from zip(part, fut.result())
+                    b.n += len(part)
+                    b.refresh()
+    finally:
+        # also on Ctrl-C or an error: no worker outlives the command
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            if proc.is_alive():
+                proc.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 #: A piece's racks x solves x largest population at most this: the solver
@@ -137,8 +203,10 @@ def format_value(v: Any) -> str:
 
 
 def run_batch(runs: str, out: str, profile: Profile | None = None,
-              progress: bool = False, intervals: bool = True) -> tuple[RunKind, int]:
+              progress: bool = False, intervals: bool = True,
+              jobs: int = 1) -> tuple[RunKind, int]:
     """Predict every row of ``runs`` into ``out``; returns the kind and the row count.
+    ``jobs``: worker processes for a rack kind's pieces (:func:`predict_rows`).
 
     Ctrl-C writes the rows predicted so far (in the input's order; rack kinds
     are solved smallest first, so these need not be the first rows), each
@@ -153,7 +221,8 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
                              "prediction?); rename or remove it", source=runs, line=1, field=col)
     results: dict[int, dict[str, Any]] = {}
     try:
-        for i, preds in predict_rows(kind, rows, profile, runs, progress, intervals):
+        for i, preds in predict_rows(kind, rows, profile, runs, progress, intervals,
+                                     jobs=jobs):
             for k in preds:
                 if k in header:
                     # Writing over it would lose the user's column; keeping it

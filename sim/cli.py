@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import Any, Sequence
 
@@ -72,6 +73,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--no-intervals", dest="intervals", action="store_false",
                    help="skip the 90 %% prediction intervals (with --runs the "
                         "pred_<column>_lo/_hi columns): about 9x less solving")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="with --runs: worker processes for the racks (default: one per "
+                        "core; 1 solves in this process)")
     s = sub.add_parser("simulate", help="discrete-event simulation with a per-second timeline")
     _common(s)
     s.add_argument("--seconds", type=float, default=10.0, help="simulated seconds")
@@ -135,8 +139,11 @@ def _predict(args) -> int:
                              field="--runs")
         from .batch import run_batch
         profile = Profile.load(args.profile) if args.profile else None
+        jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+        if jobs < 1:
+            raise InputError(f"--jobs must be at least 1, got {jobs}", field="--jobs")
         kind, n = run_batch(args.runs, args.out, profile, progress=wanted(args.progress),
-                            intervals=args.intervals)
+                            intervals=args.intervals, jobs=jobs)
         print(f"predicted {n} rows of kind {kind.name} -> {args.out}", file=sys.stderr)
         if args.html:
             from reports import write_sweep_report

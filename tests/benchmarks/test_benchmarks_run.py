@@ -30,3 +30,11 @@ def test_bench_sim_runs_and_reports_its_ratios():
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "x SimPy" in out.stdout and "against the default rack" in out.stdout
+
+
+def test_bench_predict_runs_and_reports_its_ratios():
+    out = subprocess.run([sys.executable, "benchmarks/bench_predict.py", "--rows", "150",
+                          "--repeat", "1", "--sample", "3"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert "x one MVA solve" in out.stdout and "in one process" in out.stdout

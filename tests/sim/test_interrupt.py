@@ -282,3 +282,74 @@ def test_batch_interrupted_keeps_every_piece_of_racks_solved(tmp_path, monkeypat
     whole = batch.predict_kind_rows(batch.detect(header, "x"), same,
                                     batch.Profile.load("tofino-testbed"), intervals=False)
     assert [got[0], got[1]] == whole
+
+
+def _plan_csv(path: Path, rows: int) -> Path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from bench_predict import plan, write_plan_csv
+    finally:
+        sys.path.pop(0)
+    write_plan_csv(plan(rows), path)
+    return path
+
+
+def test_batch_in_worker_processes_matches_one_process(tmp_path):
+    """--jobs 2 solves the pieces of a plan in two worker processes, largest
+    racks first; every row gets the same prediction as in one process, up to
+    the fixed point's tolerance (a piece's batch differs, so its path does)."""
+    runs = _plan_csv(tmp_path / "plan.csv", 300)
+    outs = {}
+    for jobs in ("1", "2"):
+        outs[jobs] = tmp_path / f"out{jobs}.csv"
+        subprocess.run([sys.executable, "-m", "sim", "predict", "--runs", str(runs), "--out",
+                        str(outs[jobs]), "--no-intervals", "--jobs", jobs], cwd=ROOT, check=True,
+                       capture_output=True, timeout=300)
+    one, two = _csv(outs["1"]), _csv(outs["2"])
+    assert [r["id"] for r in one] == [r["id"] for r in two] == [f"P{i:04d}" for i in range(300)]
+    for a, b in zip(one, two):
+        assert a.keys() == b.keys()
+        for col in ("pred_mops", "pred_wait_us", "pred_process_us"):
+            x, y = float(a[col]), float(b[col])
+            assert abs(x - y) <= 1e-4 * abs(x), (a["id"], col, x, y)
+
+
+def test_batch_jobs_must_be_positive(tmp_path, capsys):
+    rc = cli.main(["predict", "--runs", str(ROOT / "examples" / "runs.csv"), "--out",
+                   str(tmp_path / "p.csv"), "--jobs", "0"])
+    assert rc == 2 and "--jobs" in capsys.readouterr().err
+    assert not (tmp_path / "p.csv").exists()
+
+
+def test_batch_in_worker_processes_interrupted(tmp_path):
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) while worker
+    processes solve: exit 130, the finished pieces' rows written and marked
+    partial, no traceback, and no worker left behind."""
+    runs = _plan_csv(tmp_path / "plan.csv", 400)
+    out = tmp_path / "p.csv"
+    p = subprocess.Popen([sys.executable, "-m", "sim", "predict", "--runs", str(runs), "--out",
+                          str(out), "--jobs", "2"], cwd=ROOT, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, start_new_session=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    children: list[int] = []
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(children) < 2 and p.poll() is None:
+        time.sleep(0.1)
+        try:
+            children = [int(c) for c in
+                        Path(f"/proc/{p.pid}/task/{p.pid}/children").read_text().split()]
+        except OSError:
+            children = []
+    assert len(children) == 2, "the workers never started"
+    time.sleep(3.5)                     # a piece or more finishes (with intervals: ~10 s in all)
+    os.killpg(p.pid, signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    err = err.decode()
+    assert p.returncode == 130, err
+    assert "PARTIAL: interrupted after" in err and "Traceback" not in err
+    rows = _csv(out)
+    assert 0 < len(rows) < 400 and {r["partial"] for r in rows} == {"true"}
+    time.sleep(0.5)
+    assert not any(Path(f"/proc/{c}").exists() and
+                   "zombie" not in Path(f"/proc/{c}/status").read_text().lower()
+                   for c in children)
