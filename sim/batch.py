@@ -95,11 +95,23 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
 MIN_PARALLEL_ROWS = 64
 
 
+#: worker side of the progress channel: set in the parent before the pool
+#: forks, so the workers inherit it (a queue cannot be pickled into a task)
+_PROGRESS_QUEUE = None
+
+
 def _solve_piece(task: tuple) -> list[dict[str, Any]]:
-    """One piece in a worker process: (kind name, rows, profile, source, intervals)."""
+    """One piece in a worker process: (piece number, kind name, rows, profile,
+    source, intervals). Reports its racks solved as (piece, done, total)."""
     from model.kinds import get
-    name, part_rows, profile, source, intervals = task
-    return predict_kind_rows(get(name), part_rows, profile, source, intervals=intervals)
+    n, name, part_rows, profile, source, intervals = task
+    q = _PROGRESS_QUEUE
+
+    def moved(done: int, total: int) -> None:
+        if q is not None:
+            q.put((n, done, total))
+    return predict_kind_rows(get(name), part_rows, profile, source, intervals=intervals,
+                             progress=moved)
 
 
 def _quiet_worker() -> None:
@@ -113,32 +125,43 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
                      profile: Profile, source: str, progress: bool, intervals: bool,
                      jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
     """Pieces solved by ``jobs`` worker processes, the largest racks first
-    (the pieces come smallest first), yielded as each finishes."""
+    (the pieces come smallest first), yielded as each finishes. The bar moves
+    with the racks solved within the pieces, as in one process."""
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from .progress import bar
+    global _PROGRESS_QUEUE
     methods = mp.get_all_start_methods()
-    ctx = mp.get_context("fork" if "fork" in methods else methods[0])
+    forked = "fork" in methods
+    ctx = mp.get_context("fork" if forked else methods[0])
+    _PROGRESS_QUEUE = ctx.SimpleQueue() if (progress and forked) else None
+    share = [0.0] * len(pieces)                  # each piece's share done, 0..1
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(pieces)), mp_context=ctx,
                                initializer=_quiet_worker)
     try:
         with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
-            pending = {pool.submit(_solve_piece, (kind.name, [rows[i] for i in part], profile,
-                                                  source, intervals)): part
-                       for part in reversed(pieces)}
+            pending = {pool.submit(_solve_piece, (n, kind.name, [rows[i] for i in part],
+                                                  profile, source, intervals)): n
+                       for n, part in reversed(list(enumerate(pieces)))}
             while pending:
-                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                q = _PROGRESS_QUEUE
+                while q is not None and not q.empty():
+                    n, d, t = q.get()
+                    share[n] = max(share[n], d / max(t, 1))
                 for fut in done:
-                    part = pending.pop(fut)
-                    yield from zip(part, fut.result())
-                    b.n += len(part)
-                    b.refresh()
+                    n = pending.pop(fut)
+                    yield from zip(pieces[n], fut.result())
+                    share[n] = 1.0
+                b.n = int(sum(len(part) * f for part, f in zip(pieces, share)))
+                b.refresh()
     finally:
         # also on Ctrl-C or an error: no worker outlives the command
         for proc in list(getattr(pool, "_processes", {}).values()):
             if proc.is_alive():
                 proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+        _PROGRESS_QUEUE = None
 
 
 #: A piece's racks x solves x largest population at most this: the solver

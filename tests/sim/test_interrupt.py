@@ -302,9 +302,11 @@ def test_batch_in_worker_processes_matches_one_process(tmp_path):
     outs = {}
     for jobs in ("1", "2"):
         outs[jobs] = tmp_path / f"out{jobs}.csv"
-        subprocess.run([sys.executable, "-m", "sim", "predict", "--runs", str(runs), "--out",
-                        str(outs[jobs]), "--no-intervals", "--jobs", jobs], cwd=ROOT, check=True,
-                       capture_output=True, timeout=300)
+        done = subprocess.run([sys.executable, "-m", "sim", "predict", "--runs", str(runs),
+                               "--out", str(outs[jobs]), "--no-intervals", "--jobs", jobs,
+                               "--progress"], cwd=ROOT, check=True, capture_output=True,
+                              text=True, timeout=300)
+        assert "300/300" in done.stderr          # the bar reaches the end either way
     one, two = _csv(outs["1"]), _csv(outs["2"])
     assert [r["id"] for r in one] == [r["id"] for r in two] == [f"P{i:04d}" for i in range(300)]
     for a, b in zip(one, two):
