@@ -280,7 +280,9 @@ def test_a_sigma_point_of_a_collapsing_rack_runs_its_chain_from_its_centres_stat
     profs = [regime_profile, sigma_profiles(regime_profile)[0][0]]
     cold = predict_many([sc, sc], profs)
     warm = predict_many([sc, sc], profs, warm_from=[None, 0])
-    assert warm[0].throughput_mops == cold[0].throughput_mops
+    # the centre is solved cold both times, but in batches of different sizes:
+    # numpy's vectorised arithmetic may round a last bit differently by position
+    assert warm[0].throughput_mops == pytest.approx(cold[0].throughput_mops, rel=1e-12)
     assert warm[1].throughput_mops == pytest.approx(cold[1].throughput_mops, rel=1e-5)
     assert abs(cold[1].throughput_mops / cold[0].throughput_mops - 1) > 0.05
     assert [s.wait_us for s in warm[1].servers] == \
