@@ -114,6 +114,11 @@ def _solve_piece(task: tuple) -> list[dict[str, Any]]:
                              progress=moved)
 
 
+class WorkerDied(RuntimeError):
+    """A worker process of a parallel batch ended without a result (killed,
+    out of memory): not the input's fault, and no reason for a traceback."""
+
+
 def _quiet_worker() -> None:
     # Ctrl-C goes to the whole process group: the parent keeps what is done
     # and stops the workers; they must not print tracebacks of their own
@@ -129,6 +134,7 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
     with the racks solved within the pieces, as in one process."""
     import multiprocessing as mp
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
     from .progress import bar
     global _PROGRESS_QUEUE
     methods = mp.get_all_start_methods()
@@ -151,7 +157,13 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
                     share[n] = max(share[n], d / max(t, 1))
                 for fut in done:
                     n = pending.pop(fut)
-                    yield from zip(pieces[n], fut.result())
+                    try:
+                        result = fut.result()
+                    except BrokenProcessPool:
+                        raise WorkerDied(
+                            f"a worker process of --jobs {jobs} ended abruptly (killed, or out "
+                            "of memory?); run again with --jobs 1, or fewer jobs") from None
+                    yield from zip(pieces[n], result)
                     share[n] = 1.0
                 b.n = int(sum(len(part) * f for part, f in zip(pieces, share)))
                 b.refresh()
@@ -258,6 +270,10 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
         _write(out, kind, header, rows, results, partial=True)
         raise Interrupted(len(results), len(rows), "rows",
                           f"the rows predicted so far are in {out} (column partial)") from None
+    except WorkerDied as exc:
+        _write(out, kind, header, rows, results, partial=True)
+        raise SystemExit(f"error: {exc}; the {len(results)} of {len(rows)} rows predicted "
+                         f"before are in {out} (column partial)") from None
     _write(out, kind, header, rows, results)
     unsettled = sum(1 for r in results.values() if r.get(WARNING))
     if unsettled:

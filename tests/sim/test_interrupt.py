@@ -355,3 +355,28 @@ def test_batch_in_worker_processes_interrupted(tmp_path):
     assert not any(Path(f"/proc/{c}").exists() and
                    "zombie" not in Path(f"/proc/{c}/status").read_text().lower()
                    for c in children)
+
+
+def _worker_dies(task):                 # a piece whose worker is killed (out of memory, say)
+    os._exit(9)
+
+
+def test_batch_worker_killed_is_a_clear_error_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """A worker process that dies without a result (the OOM killer, kill -9)
+    breaks the pool: the command says so, names --jobs, keeps the rows
+    finished before (none here) marked partial, and exits 1 without a
+    traceback. Workers are forked, so they run the patched piece solver."""
+    from sim import batch
+    monkeypatch.setattr(batch, "_solve_piece", _worker_dies)
+    runs = _plan_csv(tmp_path / "plan.csv", 200)
+    out = tmp_path / "p.csv"
+    try:
+        rc = cli.main(["predict", "--runs", str(runs), "--out", str(out), "--no-intervals",
+                       "--jobs", "2"])
+    except SystemExit as exc:
+        rc, msg = 1, str(exc)
+    else:
+        msg = capsys.readouterr().err
+    assert rc == 1 and "--jobs 1" in msg and "ended abruptly" in msg and str(out) in msg
+    assert _csv(out) == []                       # the header only: no row was finished
+    assert out.read_text().splitlines()[0].endswith("partial")
