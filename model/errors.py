@@ -42,10 +42,17 @@ class InputError(ValueError):
                           field=self.field or field)
 
 
+class RunFailed(RuntimeError):
+    """Work that could not finish for a reason outside the input (a worker
+    process killed, say): the command prints the message and exits 1, with
+    no traceback. The message says what was kept and what to do."""
+
+
 def run_command(action: Callable[[], int | None]) -> int:
     """Run a command-line action with the toolkit's exit codes.
 
-    Bad input prints one located message and gives 2 (no traceback); Ctrl-C
+    Bad input prints one located message and gives 2 (no traceback); a
+    :class:`RunFailed` prints its message and gives 1; Ctrl-C
     gives 130, with the command's own account of what it finished when it
     gives one (``sim.progress.Interrupted``: ``PARTIAL: interrupted after X of
     Y ...``); a closed output pipe (``| head``) ends quietly.
@@ -55,6 +62,9 @@ def run_command(action: Callable[[], int | None]) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except RunFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as exc:
         print(str(exc) or "interrupted", file=sys.stderr)
         return 130

@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 from typing import Any, Iterator
 
-from model.errors import InputError
+from model.errors import InputError, RunFailed
 from model.safe_io import atomic_write, read_csv
 from model.profile import Profile
 from model.kinds import RunKind, detect
@@ -114,7 +114,7 @@ def _solve_piece(task: tuple) -> list[dict[str, Any]]:
                              progress=moved)
 
 
-class WorkerDied(RuntimeError):
+class WorkerDied(RunFailed):
     """A worker process of a parallel batch ended without a result (killed,
     out of memory): not the input's fault, and no reason for a traceback."""
 
@@ -272,8 +272,8 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
                           f"the rows predicted so far are in {out} (column partial)") from None
     except WorkerDied as exc:
         _write(out, kind, header, rows, results, partial=True)
-        raise SystemExit(f"error: {exc}; the {len(results)} of {len(rows)} rows predicted "
-                         f"before are in {out} (column partial)") from None
+        raise WorkerDied(f"{exc}; the {len(results)} of {len(rows)} rows predicted before "
+                         f"are in {out} (column partial)") from None
     _write(out, kind, header, rows, results)
     unsettled = sum(1 for r in results.values() if r.get(WARNING))
     if unsettled:
