@@ -27,14 +27,17 @@ Progress = Callable[[int, int], None]
 def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
                       source: str | None = None, intervals: bool = True,
                       progress: Progress | None = None,
-                      solved: dict | None = None) -> list[dict[str, Any]]:
+                      solved: dict | None = None,
+                      needs: Sequence[list] | None = None) -> list[dict[str, Any]]:
     """``pred_`` columns of every row, in order. ``progress(done, total)`` is
     called as work completes (racks solved, or rows for row-by-row kinds).
 
     ``solved`` (rack scenario -> its predictions at the centre and each sigma
     point) carries racks across calls: a caller that solves a long file in
     pieces solves a rack shared by several pieces (a NoCache baseline) once.
-    It is read and filled in here."""
+    It is read and filled in here. ``needs``: the racks of each row, as
+    :func:`row_racks` gave them (a caller that checked the rows first need
+    not build their scenarios twice)."""
     if kind.rack is None:
         out = []
         for i, row in enumerate(rows):
@@ -44,7 +47,8 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
         return out
     form = kind.rack
     # Every row's racks first: a bad row fails before any solving.
-    needs = [_located(lambda: form.scenarios(row), row, source) for row in rows]
+    if needs is None:
+        needs = [_located(lambda: form.scenarios(row), row, source) for row in rows]
     solved = {} if solved is None else solved
     todo = [s for s in dict.fromkeys(s for ss in needs for s in ss) if s not in solved]
     # Racks of like size batch together: a batch pads every rack to its

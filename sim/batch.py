@@ -56,14 +56,18 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
         # worker processes pay off from a few hundred rows (a fork and the
         # solver's fixed cost per step); a short file stays in this process
         jobs = jobs if len(rows) >= 2 * MIN_PARALLEL_ROWS else 1
-        if jobs > 1 and chunk is None:
-            # about two pieces per worker, so that the last ones balance out,
-            # but not so small that each step's fixed cost dominates
-            step = min(step, max(MIN_PARALLEL_ROWS, math.ceil(len(rows) / (2 * jobs))))
-    pieces = _pieces(order, needs, step, solves)
+    if jobs > 1 and kind.rack is not None and chunk is None:
+        # about two pieces per worker, so that the last ones balance out, of
+        # about equal work rather than equal rows (a 1,024-client rack costs
+        # three a 32-client one), but none so small that each solver step's
+        # fixed cost dominates
+        pieces = [p for part in _balanced(order, needs, 2 * jobs)
+                  for p in _pieces(part, needs, len(part), solves)]
+    else:
+        pieces = _pieces(order, needs, step, solves)
     if jobs > 1 and kind.rack is not None and len(pieces) > 1:
         yield from _parallel_pieces(kind, rows, pieces, profile, source, progress, intervals,
-                                    jobs)
+                                    jobs, needs)
         return
     last_piece = {s: n for n, part in enumerate(pieces) for i in part for s in needs[i]}
     evict: dict[int, list] = {}                  # piece -> racks no later piece needs
@@ -81,7 +85,8 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
                 b.refresh()
 
             preds = predict_kind_rows(kind, [rows[i] for i in part], profile, source,
-                                      intervals=intervals, progress=moved, solved=solved)
+                                      intervals=intervals, progress=moved, solved=solved,
+                                      needs=[needs[i] for i in part])
             yield from zip(part, preds)
             for s in evict.get(n, ()):
                 solved.pop(s, None)
@@ -99,19 +104,25 @@ MIN_PARALLEL_ROWS = 64
 #: forks, so the workers inherit it (a queue cannot be pickled into a task)
 _PROGRESS_QUEUE = None
 
+#: the racks of every row, checked and built by the parent: set before the
+#: pool forks, so that workers do not build each row's scenarios again (a
+#: quarter of a second over 1,000 rows); None where workers are not forked
+_NEEDS: list | None = None
+
 
 def _solve_piece(task: tuple) -> list[dict[str, Any]]:
-    """One piece in a worker process: (piece number, kind name, rows, profile,
-    source, intervals). Reports its racks solved as (piece, done, total)."""
+    """One piece in a worker process: (piece number, kind name, row indices,
+    rows, profile, source, intervals). Reports its racks solved as (piece, done, total)."""
     from model.kinds import get
-    n, name, part_rows, profile, source, intervals = task
+    n, name, part, part_rows, profile, source, intervals = task
     q = _PROGRESS_QUEUE
 
     def moved(done: int, total: int) -> None:
         if q is not None:
             q.put((n, done, total))
+    needs = None if _NEEDS is None else [_NEEDS[i] for i in part]
     return predict_kind_rows(get(name), part_rows, profile, source, intervals=intervals,
-                             progress=moved)
+                             progress=moved, needs=needs)
 
 
 class WorkerDied(RunFailed):
@@ -128,7 +139,8 @@ def _quiet_worker() -> None:
 
 def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[list[int]],
                      profile: Profile, source: str, progress: bool, intervals: bool,
-                     jobs: int) -> Iterator[tuple[int, dict[str, Any]]]:
+                     jobs: int, needs: list | None = None
+                     ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Pieces solved by ``jobs`` worker processes, the largest racks first
     (the pieces come smallest first), yielded as each finishes. The bar moves
     with the racks solved within the pieces, as in one process."""
@@ -136,17 +148,18 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
     from .progress import bar
-    global _PROGRESS_QUEUE
+    global _PROGRESS_QUEUE, _NEEDS
     methods = mp.get_all_start_methods()
     forked = "fork" in methods
     ctx = mp.get_context("fork" if forked else methods[0])
     _PROGRESS_QUEUE = ctx.SimpleQueue() if (progress and forked) else None
+    _NEEDS = needs if forked else None
     share = [0.0] * len(pieces)                  # each piece's share done, 0..1
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(pieces)), mp_context=ctx,
                                initializer=_quiet_worker)
     try:
         with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
-            pending = {pool.submit(_solve_piece, (n, kind.name, [rows[i] for i in part],
+            pending = {pool.submit(_solve_piece, (n, kind.name, part, [rows[i] for i in part],
                                                   profile, source, intervals)): n
                        for n, part in reversed(list(enumerate(pieces)))}
             while pending:
@@ -173,7 +186,7 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
             if proc.is_alive():
                 proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
-        _PROGRESS_QUEUE = None
+        _PROGRESS_QUEUE = _NEEDS = None
 
 
 #: A piece's racks x solves x largest population at most this: the solver
@@ -216,6 +229,44 @@ def _pieces(order: list[int], needs: list[list], step: int, solves: int) -> list
     if part:
         pieces.append(part)
     return pieces
+
+
+#: a row's estimated solving cost, (1 + clients / COST_CLIENTS) x (1 +
+#: servers / COST_SERVERS): fitted (rms log error 0.32) to the time per row
+#: of each servers x clients group of the 1,000-row plan of
+#: benchmarks/bench_predict.py in one process, 0.9 ms at 1 server and 32
+#: clients to 21 ms at 64 servers and 1,024 (more clients: more steps and
+#: packet loss; more servers: more stations).
+COST_CLIENTS, COST_SERVERS = 45.0, 60.0
+
+
+def _cost(scenarios: list) -> float:
+    """Estimated cost of solving a row's racks (:data:`COST_CLIENTS`)."""
+    worst = 1.0
+    for sc in scenarios:
+        try:
+            c, s = int(sc.clients.threads), int(sc.servers.count)
+        except AttributeError:                  # not a rack scenario
+            continue
+        worst = max(worst, (1.0 + c / COST_CLIENTS) * (1.0 + s / COST_SERVERS))
+    return worst
+
+
+def _balanced(order: list[int], needs: list[list], parts: int) -> list[list[int]]:
+    """``order`` cut into ``parts`` runs of about equal estimated cost
+    (:func:`_cost`), each of at least :data:`MIN_PARALLEL_ROWS` rows."""
+    cost = [_cost(needs[i]) for i in order]
+    total = sum(cost)
+    parts = max(1, min(parts, len(order) // MIN_PARALLEL_ROWS))
+    out: list[list[int]] = [[]]
+    acc = 0.0
+    for i, c in zip(order, cost):
+        if (acc >= total * len(out) / parts and len(out) < parts
+                and len(out[-1]) >= MIN_PARALLEL_ROWS):
+            out.append([])
+        out[-1].append(i)
+        acc += c
+    return out
 
 
 def _clients(sc) -> int:

@@ -77,7 +77,7 @@ py::tuple run_peers(Arr u, Arr g) {
     return py::make_tuple(dot, total);
 }
 
-py::array_t<double> run_overflow(Arr2 cum, Arr logd, Arr c, LArr rows) {
+py::array_t<double> run_overflow(Arr2 cum, Arr logd, Arr c, LArr rows, double cut) {
     if (cum.ndim() != 2) throw py::value_error("cum must be 2-d (racks x queue lengths)");
     const std::size_t R = static_cast<std::size_t>(cum.shape(0));
     const std::size_t width = static_cast<std::size_t>(cum.shape(1));
@@ -91,7 +91,7 @@ py::array_t<double> run_overflow(Arr2 cum, Arr logd, Arr c, LArr rows) {
     py::array_t<double> out(static_cast<py::ssize_t>(P));
     {
         py::gil_scoped_release release;
-        mva::overflow_pairs(cum.data(), width, logd.data(), c.data(), rows.data(), P,
+        mva::overflow_pairs(cum.data(), width, logd.data(), c.data(), rows.data(), P, cut,
                             out.mutable_data());
     }
     return out;
@@ -121,5 +121,5 @@ PYBIND11_MODULE(_mva, mod) {
             py::arg("u"), py::arg("g"));
     mod.def("overflow_pairs", &run_overflow,
             "Per station: E[(queue - c)+] from its rack's log tail terms (analytic._overflow_pairs)",
-            py::arg("cum"), py::arg("logd"), py::arg("c"), py::arg("rows"));
+            py::arg("cum"), py::arg("logd"), py::arg("c"), py::arg("rows"), py::arg("cut"));
 }

@@ -48,8 +48,9 @@ void peers_expectation(const double* u, std::size_t n, const double* g, double* 
 // queue-length tail is T[k] = exp(min(k logd[p] + cum[rows[p], k], 0)), and
 // out[p] = max(0, -c) + T[m0 + 1] (m0 + 1 - c0) + sum_{k >= m0 + 2} T[k] with
 // c0 = max(c[p], 0), m0 = floor(c0): E[(queue - c)+], the clients left over
-// when a room of c clients fills.
+// when a room of c clients fills. The top run of columns whose
+// k logd[p] + cum[rows[p], k] is below ``cut`` counts as T = 0.
 void overflow_pairs(const double* cum, std::size_t width, const double* logd, const double* c,
-                    const long* rows, std::size_t P, double* out);
+                    const long* rows, std::size_t P, double cut, double* out);
 
 }  // namespace mva

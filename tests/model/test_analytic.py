@@ -590,8 +590,9 @@ def test_compiled_block_overflow_is_the_numpy_reference_to_the_bit():
     with the reference's edge values (cum -inf past a population, logd -inf
     for an idle worker, +inf, NaN)."""
     from model.solvers import mva_core
-    from model.solvers.analytic import _cum_logx, _overflow_pairs_numpy
+    from model.solvers.analytic import TAIL_CUT, _cum_logx, _overflow_pairs_numpy
     rng = np.random.default_rng(12)
+    cut_runs = 0
     for trial in range(40):
         R = int(rng.integers(1, 6))
         N = rng.integers(2, 400, R)
@@ -610,12 +611,44 @@ def test_compiled_block_overflow_is_the_numpy_reference_to_the_bit():
         on_column = rng.random(P) < 0.2
         c[on_column] = np.floor(c[on_column])
         want = _overflow_pairs_numpy(cum, logd, c, rows)
-        got = mva_core._compiled.overflow_pairs(cum, logd, c, rows.astype(np.int64))
+        got = mva_core._compiled.overflow_pairs(cum, logd, c, rows.astype(np.int64), TAIL_CUT)
         assert np.array_equal(got, want, equal_nan=True), (trial, np.nonzero(got != want))
-    empty = mva_core._compiled.overflow_pairs(cum, logd[:0], c[:0], rows[:0].astype(np.int64))
+        with np.errstate(invalid="ignore"):
+            cut_runs += int(np.sum(width * logd + cum[rows, -1] < TAIL_CUT))
+    assert cut_runs > 100                    # the cut columns were exercised
+    empty = mva_core._compiled.overflow_pairs(cum, logd[:0], c[:0], rows[:0].astype(np.int64),
+                                              TAIL_CUT)
     assert empty.shape == (0,)
     with pytest.raises(ValueError, match="rows"):
-        mva_core._compiled.overflow_pairs(cum, logd[:1], c[:1], np.array([R], dtype=np.int64))
+        mva_core._compiled.overflow_pairs(cum, logd[:1], c[:1], np.array([R], dtype=np.int64),
+                                          TAIL_CUT)
+
+
+def test_the_tail_cut_changes_block_overflow_by_less_than_its_size():
+    """The columns of a queue's tail below TAIL_CUT (1e-30 each) count as 0:
+    against the sum over every column the overflow moves by less than
+    width x 1e-30, and columns above the cut are all kept."""
+    from model.solvers import analytic
+    rng = np.random.default_rng(3)
+    N = np.array([2000])
+    x_hist = np.zeros((1, 2000))
+    x_hist[0] = np.minimum(np.arange(1, 2001) / 300.0, 1.0)     # saturating throughput
+    cum = analytic._cum_logx(x_hist, N, 1999)
+    logd = np.log(rng.uniform(0.3, 0.9, 50))                  # short queues: deep tails cut
+    c = rng.uniform(0.0, 40.0, 50)
+    rows = np.zeros(50, dtype=np.int64)
+    cut = analytic._overflow_pairs_numpy(cum, logd, c, rows)
+    keep = analytic.TAIL_CUT
+    try:
+        analytic.TAIL_CUT = -np.inf
+        full = analytic._overflow_pairs_numpy(cum, logd, c, rows)
+    finally:
+        analytic.TAIL_CUT = keep
+    assert np.all(np.abs(cut - full) <= 2000 * 1e-30)
+    assert np.sum(full > 1e-9) >= 25           # real overflows, not all cut
+    assert np.all(cut <= full)
+    # and the cut did drop columns: the deepest ones are below it
+    assert np.all(1999 * logd + cum[0, -1] < analytic.TAIL_CUT)
 
 
 def test_mean_stretch_matches_the_worker_by_worker_expectation():

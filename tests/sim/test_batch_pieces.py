@@ -45,3 +45,29 @@ def test_rows_of_large_populations_are_cut_before_the_padded_size_passes_the_bud
     assert batch._pieces([0, 1, 2], needs2, 256, 19) == [[0, 1, 2]]
     needs3 = needs2 + [[_Rack(200_000, "3"), shared]]      # a fifth rack: 19M, cut
     assert batch._pieces([0, 1, 2, 3], needs3, 256, 19) == [[0, 1, 2], [3]]
+
+
+class _SizedRack(_Rack):
+    def __init__(self, clients: int, servers: int, tag: str):
+        super().__init__(clients, tag)
+        self.servers = SimpleNamespace(count=servers)
+
+
+def test_worker_pieces_are_of_about_equal_work_not_equal_rows():
+    """For worker processes a plan (sorted small racks first) is cut into runs
+    of about equal estimated cost: fewer rows where the racks are large, every
+    row once and in order, none shorter than MIN_PARALLEL_ROWS."""
+    sizes = [(32, 1)] * 300 + [(256, 8)] * 300 + [(1024, 64)] * 300
+    needs = [[_SizedRack(c, s, str(i))] for i, (c, s) in enumerate(sizes)]
+    parts = batch._balanced(list(range(900)), needs, 4)
+    assert [i for p in parts for i in p] == list(range(900))
+    assert len(parts) == 4
+    assert all(len(p) >= batch.MIN_PARALLEL_ROWS for p in parts)
+    cost = [sum(batch._cost(needs[i]) for i in p) for p in parts]
+    total = sum(cost)
+    # each near a quarter (within one row of the largest racks, a few rows' worth)
+    assert max(cost) - min(cost) < 0.1 * total
+    assert len(parts[0]) > 2 * len(parts[-1])      # the small racks' run holds more rows
+    # a short plan: no run below MIN_PARALLEL_ROWS, so fewer runs
+    few = batch._balanced(list(range(150)), needs[:150], 4)
+    assert len(few) == 2 and all(len(p) >= batch.MIN_PARALLEL_ROWS for p in few)

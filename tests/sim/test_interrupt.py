@@ -328,7 +328,16 @@ def test_batch_in_worker_processes_interrupted(tmp_path):
     processes solve: exit 130, the finished pieces' rows written and marked
     partial, no traceback, and no worker left behind."""
     runs = _plan_csv(tmp_path / "plan.csv", 400)
+    # The pieces are of about equal work, two per worker: the first ones
+    # finish near half of an uninterrupted run, which is timed first
+    t0 = time.monotonic()
+    subprocess.run([sys.executable, "-m", "sim", "predict", "--runs", str(runs), "--out",
+                    str(tmp_path / "whole.csv"), "--jobs", "2"], cwd=ROOT, check=True,
+                   capture_output=True, timeout=300)
+    whole = time.monotonic() - t0
+    assert len(_csv(tmp_path / "whole.csv")) == 400
     out = tmp_path / "p.csv"
+    t0 = time.monotonic()
     p = subprocess.Popen([sys.executable, "-m", "sim", "predict", "--runs", str(runs), "--out",
                           str(out), "--jobs", "2"], cwd=ROOT, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, start_new_session=True,
@@ -343,7 +352,7 @@ def test_batch_in_worker_processes_interrupted(tmp_path):
         except OSError:
             children = []
     assert len(children) == 2, "the workers never started"
-    time.sleep(3.5)                     # a piece or more finishes (with intervals: ~10 s in all)
+    time.sleep(max(0.0, 0.75 * whole - (time.monotonic() - t0)))   # a piece or two are done
     os.killpg(p.pid, signal.SIGINT)
     _, err = p.communicate(timeout=60)
     err = err.decode()
