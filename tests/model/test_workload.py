@@ -126,6 +126,33 @@ def test_synthetic_range_cycles_with_the_low_16_bits():
         assert np.all(s[a:b] == v)
 
 
+def test_a_long_periodic_range_is_counted_not_enumerated():
+    """242 billion records in the synthetic layout are 3.7 million cycles of
+    the range field; as runs that was 7 GiB at 261 servers and the process
+    was killed (a soak scenario). Per-server counts are now computed from the
+    cycle, equal to the runs' counts where those are affordable, and a long
+    range's runs stay bounded, contiguous and exact in every server's count."""
+    for recs in (3 * 65536 - 5, 1_000_003, 65536 * 40 + 17):
+        for part in ("range", "range-even"):
+            s, e, srv = keys.server_runs(0, recs, "synthetic", 261, part, "ordered")
+            runs = np.bincount(srv, weights=(e - s).astype(float), minlength=261)
+            assert np.array_equal(keys._ordered_counts(recs, "synthetic", 261, part), runs)
+    lo = 777
+    for hi in (242_544_773_754, 10**12):
+        s, e, srv = keys.server_runs(lo, hi, "synthetic", 261, "range")
+        assert len(s) < 2 * (keys.EXACT_CYCLES + 1) * 262
+        assert s[0] == lo and e[-1] == hi and np.all(s[1:] == e[:-1]) and np.all(s < e)
+        got = np.bincount(srv, weights=(e - s).astype(float), minlength=261)
+        want = (keys._ordered_counts(hi, "synthetic", 261, "range")
+                - keys._ordered_counts(lo, "synthetic", 261, "range"))
+        assert np.array_equal(got, want)
+        # the first cycles are exact, key by key
+        k = np.arange(lo, lo + 5 * 65536)
+        first = s < lo + 5 * 65536
+        for a, b, v in zip(s[first], np.minimum(e[first], lo + 5 * 65536), srv[first]):
+            assert np.all(keys.servers_of(k[a - lo:b - lo], "synthetic", 261, "range") == v)
+
+
 # ------------------------------------------------- stock generator, exact
 cases = st.tuples(
     st.integers(3, 20_000),                         # ranks
@@ -607,3 +634,25 @@ def test_a_profile_keeps_its_layout_but_not_its_popularity_off_zipf(dist):
     stock = W.evaluate_scenario(sc.updated({"workload.distribution": dist,
                                             "workload.profile": ""}))
     assert stock.shares_nocache.max() > 0.45
+
+
+def test_a_rack_of_242_billion_sequential_records_fits_in_memory():
+    """The soak scenario that was killed for memory: 261 servers, 242 billion
+    records, sequential keys in the lab's synthetic layout, range partitions.
+    Its workload now evaluates in a few MiB of numpy arrays, every record on
+    some server."""
+    import tracemalloc
+    from model.scenario import Scenario
+    from model.workload import evaluate_scenario
+    sc = Scenario.default().updated({
+        "servers.count": 261, "workload.records": 242_544_773_754,
+        "workload.distribution": "sequential", "workload.profile": "lab",
+        "switch.partition": "range"})
+    tracemalloc.start()
+    try:
+        res = evaluate_scenario(sc)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 256 * 2**20
+    assert len(res.shares) == 261 and sum(res.shares) == pytest.approx(1.0)
