@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import math
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,6 +155,32 @@ class WorkloadResult:
     @property
     def bottleneck(self) -> int:
         return int(np.nanargmax(self.shares))
+
+    def restricted(self, servers) -> "WorkloadResult":
+        """The workload seen when clients send only the requests of ``servers``
+        (FarReach's server rotation runs a few partitions and skips the rest,
+        :mod:`model.rotation`): those servers, in that order, with every
+        fraction renormalised to the requests they receive (cache hits
+        included). Per-server quantities (hot fractions, popularity tables)
+        are each server's own and stay as they are."""
+        idx = np.asarray(list(servers), dtype=np.int64)
+        nocache = np.asarray(self.shares_nocache, dtype=float)[idx]
+        shares = np.asarray(self.shares, dtype=float)[idx]
+        total = float(np.nansum(nocache))
+        if not total > 0:
+            raise ValueError("these servers receive no requests")
+        shares, nocache = shares / total, nocache / total
+        with np.errstate(invalid="ignore", divide="ignore"):
+            nx = float(np.nanmax(nocache) / np.nanmax(shares))
+        pick = (lambda a: None if a is None else np.asarray(a)[idx])
+        return dataclasses.replace(
+            self, hit_ratio=float(1.0 - np.nansum(shares)), shares=shares,
+            shares_nocache=nocache, normalized_x=nx,
+            server_hot_fraction=np.asarray(self.server_hot_fraction)[idx],
+            server_hot_fraction_nocache=np.asarray(self.server_hot_fraction_nocache)[idx],
+            win_read_mass=pick(self.win_read_mass), win_read_count=pick(self.win_read_count),
+            win_write_mass=pick(self.win_write_mass), win_write_count=pick(self.win_write_count),
+            notes=self.notes + (f"restricted to servers {idx.tolist()} of {self.servers}",))
 
     def to_dict(self) -> dict[str, Any]:
         """The ``sim workload --json`` object (non-finite numbers -> None)."""

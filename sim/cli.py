@@ -76,6 +76,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="with --runs: worker processes for the racks (default: one per "
                         "core; 1 solves in this process)")
+    p.add_argument("--measure", choices=("concurrent", "rotation"), default="concurrent",
+                   help="how the rack is measured: all workers at once (default), or by "
+                        "FarReach's server rotation (its static-pattern experiments: the "
+                        "bottleneck partition beside each other in turn, aggregated as its "
+                        "statistics script does; docs/model.md)")
     s = sub.add_parser("simulate", help="discrete-event simulation with a per-second timeline")
     _common(s)
     s.add_argument("--seconds", type=float, default=10.0, help="simulated seconds")
@@ -153,6 +158,8 @@ def _predict(args) -> int:
             print(f"report written to {args.html}", file=sys.stderr)
         return 0
     sc, profile = load_inputs(args)
+    if args.measure == "rotation":
+        return _rotation(sc, profile, args)
     if args.engine == "sim":
         from .run import simulate
         pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
@@ -169,6 +176,48 @@ def _predict(args) -> int:
         pred = predict(sc, profile)
     _emit(pred, sc, profile, args)
     return _done(pred, args)
+
+
+def _rotation(sc: Scenario, profile: Profile, args) -> int:
+    """``predict --measure rotation``: the analytic solver on every rotation's
+    rack (model.rotation), printed as FarReach's statistics script reports it."""
+    for opt, flag in (("html", "--html"), ("runs", "--runs")):
+        if getattr(args, opt, None):
+            raise InputError("not with --measure rotation (one scenario, table or --json)",
+                             field=flag)
+    if args.engine != "analytic":
+        raise InputError("--measure rotation solves its racks analytically; drop --engine sim "
+                         "(or simulate a rotation's rack with python -m sim simulate)",
+                         field="--engine")
+    from model.rotation import predict_rotation
+    rot = predict_rotation(sc, profile)
+    if args.json:
+        d = rot.to_dict()
+        d.update({"engine": "analytic", "scenario": sc.name, "profile": profile.name})
+        print(json.dumps(d, indent=1, allow_nan=False))
+        return 0
+    det = rot.details
+    lines = [
+        f"scenario '{sc.name}': {sc.servers.count} servers (partitions), {sc.clients.threads} "
+        f"client threads, cache {'on' if sc.switch.cache else 'off'}, "
+        f"{sc.workload.distribution} workload ({pred_source(sc)})",
+        f"measured by server rotation: partition {rot.bottleneck} (the most requests after the "
+        f"cache) alone, then beside each of the other {rot.rotations - 1} in turn",
+        f"engine analytic, profile '{profile.name}'; no interval for a rotation",
+        "",
+        f"  throughput           {rot.throughput_mops:.4f} MOPS (aggregate, switch hits included)",
+        f"  normalized thrpt     {rot.normalized_x:.3f} x (aggregate / largest partition's "
+        "server throughput)",
+        f"  cache hit ratio      {100 * rot.cache_hit_ratio:.1f} %",
+        f"  bottleneck alone     {det['bottleneck_alone_mops']:.4f} MOPS, process "
+        f"{_us(det['bottleneck_alone_process_us'])}, wait {_us(det['bottleneck_alone_wait_us'])}",
+        "",
+        f"  {'partition':>9}  {'thrpt MOPS':>10}  {'server MOPS':>11}",
+    ]
+    for i, (a, b) in enumerate(zip(rot.partition_mops, rot.partition_server_mops)):
+        lines.append(f"  {i:>9}  {a:10.5f}  {b:11.5f}")
+    print("\n".join(lines))
+    return 0
 
 
 def _simulate(args) -> int:

@@ -42,11 +42,17 @@ def compile_rack(scenario: Scenario, profile: Profile) -> RackSpec:
     return compile_with(scenario, ProfileReader(profile))
 
 
-def compile_with(scenario: Scenario, pr: ProfileReader) -> RackSpec:
-    """:func:`compile_rack` through a given reader (which records what was read)."""
+def compile_with(scenario: Scenario, pr: ProfileReader, wres=None) -> RackSpec:
+    """:func:`compile_rack` through a given reader (which records what was read).
+    ``wres``: the workload's load split and popularity, when the caller has
+    it (a server rotation's partitions, :mod:`model.rotation`); else the
+    scenario's own (:func:`model.rack.placement.evaluate_workload`)."""
     profile = pr.profile
     lsm = compile_lsm(scenario, pr)
-    wres = evaluate_workload(scenario)
+    if wres is None:
+        wres = evaluate_workload(scenario)
+    elif len(wres.shares) != scenario.servers.count:
+        raise ValueError("the workload result has one share per server")
     placement = compile_placement(scenario, pr, wres)
     return RackSpec(
         name=scenario.name,

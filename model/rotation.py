@@ -1,0 +1,167 @@
+"""FarReach's server rotation: how its static-pattern experiments measure a
+rack of many servers with two physical server machines.
+
+What the public code does (``scripts/local/calculate_statistics_helper.py``,
+``staticprocess``, in ``LGN520/farreach-public``; docs/domain.md, "Server
+rotation"):
+
+* The bottleneck partition b (the one with the most requests after the
+  cache) runs alone first; then, for every other partition i in turn, b and
+  i run together, b on one machine and i on the other. The clients generate
+  the whole workload and send only the requests of the partitions running.
+* Each rotation's statistics count every partition's requests answered
+  (switch hits plus server replies). The throughput of b is averaged over
+  all rotations; each other partition's throughput in its rotation is
+  scaled by (b's average / b's throughput in that rotation), removing the
+  run-to-run variance; the aggregate throughput is b's average plus the sum
+  of the scaled others. The normalized throughput is the aggregate over the
+  largest per-partition server throughput (server replies only).
+
+The model does the same with its racks: each rotation is a rack of the
+running partitions (one or two workers, one per machine), whose workload is
+the full workload restricted to them
+(:meth:`model.workload.WorkloadResult.restricted`: each partition keeps its
+own popularity, hot keys and hit ratio), each worker holding one N-th of the
+records. A rotation rack's throughput splits over its partitions in
+proportion to their requests (one closed loop of clients, each request to b
+or i with the workload's odds). The rotation racks are solved by any solver
+of a list of racks (the analytic batch by default).
+
+Why it matters: a rack of N concurrent workers and a rotation of N
+partitions are different measurements. In rotation only two workers ever
+run, so the machines' contention of many busy workers (and their packet
+loss under many clients) never appears, and the aggregate grows with N for
+an evenly loaded cache (FarReach's published scalability experiment:
+about 1.4, 2.9, 5.8 and 12 MOPS at 16, 32, 64 and 128 servers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .errors import InputError
+from .profile import Profile
+from .scenario import Scenario
+
+#: the server-rotation result's columns and units
+UNITS = {"throughput_mops": "MOPS", "normalized_x": "x", "partition_mops": "MOPS",
+         "partition_server_mops": "MOPS"}
+
+
+@dataclass(frozen=True)
+class Rotation:
+    """What FarReach's statistics script reports for a server-rotation run."""
+    servers: int                    # logical servers (partitions)
+    bottleneck: int                 # the partition run in every rotation
+    throughput_mops: float          # aggregate throughput, switch hits included
+    normalized_x: float             # aggregate / largest per-partition server throughput
+    cache_hit_ratio: float          # of all requests
+    partition_mops: list[float]     # each partition's throughput (hits + replies), scaled
+    partition_server_mops: list[float]   # ... its server replies only
+    rotations: int                  # racks solved: b alone, then b beside each other
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``predict --measure rotation --json`` object (non-finite -> null)."""
+        return _finite({"measure": "rotation", "servers": self.servers, "bottleneck": self.bottleneck,
+                "throughput_mops": self.throughput_mops, "normalized_x": self.normalized_x,
+                "cache_hit_ratio": self.cache_hit_ratio,
+                "partition_mops": list(self.partition_mops),
+                "partition_server_mops": list(self.partition_server_mops),
+                "rotations": self.rotations, "units": dict(UNITS), "details": dict(self.details)})
+
+
+def _finite(v):
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def rotation_racks(scenario: Scenario, profile: Profile):
+    """(bottleneck, partitions run in each rotation, their compiled racks,
+    the full workload result)."""
+    from .rack.params import ProfileReader
+    from .rack.spec import compile_with
+    from .workload import evaluate_scenario
+    n = scenario.servers.count
+    if n < 2:
+        raise InputError("server rotation needs at least 2 servers (partitions)",
+                         field="servers.count")
+    full = evaluate_scenario(scenario)
+    shares = np.nan_to_num(np.asarray(full.shares, dtype=float))
+    nocache = np.nan_to_num(np.asarray(full.shares_nocache, dtype=float))
+    b = int(np.argmax(shares))
+    runs = [(b,)] + [(b, i) for i in range(n) if i != b and nocache[i] > 0]
+    racks = []
+    for part in runs:
+        sub = scenario.updated({
+            "servers.count": len(part),
+            # b on one machine, the rotated partition on the other
+            "servers.machines": min(len(part), scenario.servers.machines),
+            # each instance holds its partition: one N-th of the records
+            "workload.records": max(1, int(round(scenario.workload.records * len(part) / n)))})
+        racks.append(compile_with(sub, ProfileReader(profile), wres=full.restricted(part)))
+    return b, runs, racks, full
+
+
+def aggregate(b: int, runs: Sequence[tuple], rack_mops: Sequence[float], nocache: np.ndarray,
+              shares: np.ndarray, n: int) -> tuple[float, float, np.ndarray, np.ndarray]:
+    """FarReach's ``staticprocess`` on model racks: (aggregate MOPS, normalized
+    throughput, each partition's throughput, each partition's server
+    throughput). ``rack_mops[k]``: the throughput of rotation k's rack (hits
+    included); a partition's part of it is its share of the rack's requests
+    (``nocache``); its server part is its share after the cache (``shares``)."""
+    part = np.zeros(n)
+    server = np.zeros(n)
+    b_tot, b_srv = [], []
+    for run, x in zip(runs, rack_mops):
+        idx = list(run)
+        total = float(nocache[idx].sum())
+        b_tot.append(x * nocache[b] / total)
+        b_srv.append(x * shares[b] / total)
+    avg_b, avg_b_srv = float(np.mean(b_tot)), float(np.mean(b_srv))
+    part[b], server[b] = avg_b, avg_b_srv
+    for k, (run, x) in enumerate(zip(runs, rack_mops)):
+        if len(run) < 2:
+            continue
+        i = run[1]
+        total = float(nocache[list(run)].sum())
+        # the rotated partition, scaled by b's variance in this rotation
+        part[i] = x * nocache[i] / total * (avg_b / b_tot[k]) if b_tot[k] > 0 else 0.0
+        server[i] = (x * shares[i] / total * (avg_b_srv / b_srv[k])) if b_srv[k] > 0 else 0.0
+    agg = float(part.sum())
+    top = float(server.max())
+    return agg, (agg / top if top > 0 else float("nan")), part, server
+
+
+def predict_rotation(scenario: Scenario, profile: Profile,
+                     solve: Callable[[list], list] | None = None) -> Rotation:
+    """A server-rotation measurement of ``scenario``'s rack: every rotation's
+    rack solved (``solve``: racks -> predictions; the analytic batch by
+    default) and aggregated as FarReach's statistics script does."""
+    if solve is None:
+        from .solvers.analytic import solve_many as solve
+    b, runs, racks, full = rotation_racks(scenario, profile)
+    preds = solve(racks)
+    shares = np.nan_to_num(np.asarray(full.shares, dtype=float))
+    nocache = np.nan_to_num(np.asarray(full.shares_nocache, dtype=float))
+    mops = [p.throughput_mops for p in preds]
+    agg, nx, part, server = aggregate(b, runs, mops, nocache, shares, scenario.servers.count)
+    alone = preds[0]
+    return Rotation(
+        servers=scenario.servers.count, bottleneck=b, throughput_mops=agg, normalized_x=nx,
+        cache_hit_ratio=float(full.hit_ratio), partition_mops=part.tolist(),
+        partition_server_mops=server.tolist(), rotations=len(runs),
+        details={"bottleneck_alone_mops": float(alone.throughput_mops),
+                 "bottleneck_alone_process_us": float(alone.servers[0].process_us),
+                 "bottleneck_alone_wait_us": float(alone.servers[0].wait_us),
+                 "rotation_pktloss_max": float(max(p.pktloss for p in preds)),
+                 "workload_normalized_x": float(full.normalized_x)})
