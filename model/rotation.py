@@ -143,24 +143,57 @@ def aggregate(b: int, runs: Sequence[tuple], rack_mops: Sequence[float], nocache
 
 
 def predict_rotation(scenario: Scenario, profile: Profile,
-                     solve: Callable[[list], list] | None = None) -> Rotation:
+                     solve: Callable[[list], list] | None = None,
+                     intervals: bool = False,
+                     progress: Callable[[int, int], None] | None = None) -> Rotation:
     """A server-rotation measurement of ``scenario``'s rack: every rotation's
     rack solved (``solve``: racks -> predictions; the analytic batch by
-    default) and aggregated as FarReach's statistics script does."""
+    default) and aggregated as FarReach's statistics script does.
+
+    ``intervals``: the aggregate's 90 % interval, as for one rack
+    (:mod:`model.intervals`): the rotation again at each of the profile's
+    sigma points (all racks in one batch), plus the run-to-run noise of a
+    FarReach run's throughput (``details["throughput_interval"]``).
+    ``progress(done, total)`` follows the profiles solved."""
     if solve is None:
         from .solvers.analytic import solve_many as solve
-    b, runs, racks, full = rotation_racks(scenario, profile)
-    preds = solve(racks)
+    from .intervals import Z90, _norm_cdf, columns_with_intervals, sigma_profiles
+    points = sigma_profiles(profile)[0] if intervals else []
+    built = [rotation_racks(scenario, p) for p in (profile, *points)]
+    b, runs, racks, full = built[0]
+    # batches of about 128 racks (a rotation's racks are alike; one batch for
+    # everything was 2x faster than one per profile at 16 servers), so that
+    # progress can follow the profiles
+    per = max(1, -(-128 // len(runs)))
+    preds_all = []
+    for j in range(0, len(built), per):
+        preds_all += solve([r for _, _, rs, _ in built[j:j + per] for r in rs])
+        if progress is not None:
+            progress(min(j + per, len(built)), len(built))
     shares = np.nan_to_num(np.asarray(full.shares, dtype=float))
     nocache = np.nan_to_num(np.asarray(full.shares_nocache, dtype=float))
-    mops = [p.throughput_mops for p in preds]
-    agg, nx, part, server = aggregate(b, runs, mops, nocache, shares, scenario.servers.count)
+    n = scenario.servers.count
+    aggs, k = [], 0
+    for _ in built:
+        mops = [p.throughput_mops for p in preds_all[k:k + len(runs)]]
+        aggs.append(aggregate(b, runs, mops, nocache, shares, n))
+        k += len(runs)
+    preds = preds_all[:len(runs)]
+    agg, nx, part, server = aggs[0]
+    details: dict[str, Any] = {}
+    if points:
+        cols = columns_with_intervals({"mops": agg}, [{"mops": a[0]} for a in aggs[1:]],
+                                      profile, "farreach_runs", Z90)
+        if "pred_mops_lo" in cols:
+            details["throughput_interval"] = {"lo_mops": cols["pred_mops_lo"],
+                                              "hi_mops": cols["pred_mops_hi"],
+                                              "level": 2.0 * _norm_cdf(Z90) - 1.0}
     alone = preds[0]
     return Rotation(
         servers=scenario.servers.count, bottleneck=b, throughput_mops=agg, normalized_x=nx,
         cache_hit_ratio=float(full.hit_ratio), partition_mops=part.tolist(),
         partition_server_mops=server.tolist(), rotations=len(runs),
-        details={"bottleneck_alone_mops": float(alone.throughput_mops),
+        details={**details, "bottleneck_alone_mops": float(alone.throughput_mops),
                  "bottleneck_alone_process_us": float(alone.servers[0].process_us),
                  "bottleneck_alone_wait_us": float(alone.servers[0].wait_us),
                  "rotation_pktloss_max": float(max(p.pktloss for p in preds)),

@@ -190,7 +190,14 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
                          "(or simulate a rotation's rack with python -m sim simulate)",
                          field="--engine")
     from model.rotation import predict_rotation
-    rot = predict_rotation(sc, profile)
+    from .progress import bar
+    from model.intervals import sigma_profiles
+    total = 1 + (len(sigma_profiles(profile)[0]) if args.intervals else 0)
+    with bar(total, "rotation, per profile", "profile", wanted(args.progress, json=args.json)) as b:
+        def moved(done: int, _total: int) -> None:
+            b.n = done
+            b.refresh()
+        rot = predict_rotation(sc, profile, intervals=args.intervals, progress=moved)
     if args.json:
         d = rot.to_dict()
         d.update({"engine": "analytic", "scenario": sc.name, "profile": profile.name})
@@ -203,9 +210,10 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
         f"{sc.workload.distribution} workload ({pred_source(sc)})",
         f"measured by server rotation: partition {rot.bottleneck} (the most requests after the "
         f"cache) alone, then beside each of the other {rot.rotations - 1} in turn",
-        f"engine analytic, profile '{profile.name}'; no interval for a rotation",
+        f"engine analytic, profile '{profile.name}'",
         "",
-        f"  throughput           {rot.throughput_mops:.4f} MOPS (aggregate, switch hits included)",
+        f"  throughput           {rot.throughput_mops:.4f} MOPS (aggregate, switch hits included)"
+        f"{_interval_of(rot.details, 'a new rotation run')}",
         f"  normalized thrpt     {rot.normalized_x:.3f} x (aggregate / largest partition's "
         "server throughput)",
         f"  cache hit ratio      {100 * rot.cache_hit_ratio:.1f} %",
@@ -297,11 +305,15 @@ def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
 
 
 def _interval(pred: Prediction) -> str:
-    iv = pred.details.get("throughput_interval") if isinstance(pred.details, dict) else None
+    return _interval_of(pred.details if isinstance(pred.details, dict) else {})
+
+
+def _interval_of(details: dict, what: str = "a new run of this rack") -> str:
+    iv = details.get("throughput_interval")
     if not iv:
         return ""
     return (f"  ({100 * iv['level']:.0f} % interval {iv['lo_mops']:.4f} - "
-            f"{iv['hi_mops']:.4f} MOPS: a new run of this rack)")
+            f"{iv['hi_mops']:.4f} MOPS: {what})")
 
 
 def _us(v: float) -> str:

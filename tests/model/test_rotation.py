@@ -161,15 +161,20 @@ def _cli(*args):
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
 
 
-def test_predict_measure_rotation_prints_the_aggregate_with_units():
+def test_predict_measure_rotation_prints_the_aggregate_with_units_and_interval():
     done = _cli("--json")
     assert done.returncode == 0, done.stderr
     d = json.loads(done.stdout)
     assert d["measure"] == "rotation" and d["servers"] == 16 and d["rotations"] == 16
     assert d["units"]["throughput_mops"] == "MOPS"
     assert sum(d["partition_mops"]) == pytest.approx(d["throughput_mops"])
-    text = _cli("--set", "servers.count=4")
+    iv = d["details"]["throughput_interval"]
+    assert iv["lo_mops"] < d["throughput_mops"] < iv["hi_mops"] and iv["level"] == pytest.approx(0.9)
+    # the published rounds at 16 servers (1.30-1.59 MOPS) fall inside it
+    assert iv["lo_mops"] < 1.298 and 1.594 < iv["hi_mops"]
+    text = _cli("--set", "servers.count=4", "--no-intervals")
     assert text.returncode == 0 and "MOPS (aggregate" in text.stdout
+    assert "interval" not in text.stdout
     assert len([ln for ln in text.stdout.splitlines() if ln.strip()[:1].isdigit()]) == 4
 
 
