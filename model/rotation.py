@@ -106,8 +106,12 @@ def rotation_racks(scenario: Scenario, profile: Profile):
             "servers.count": len(part),
             # b on one machine, the rotated partition on the other
             "servers.machines": min(len(part), scenario.servers.machines),
-            # each instance holds its partition: one N-th of the records
-            "workload.records": max(1, int(round(scenario.workload.records * len(part) / n)))})
+            # each instance holds its partition: one N-th of the records, and
+            # takes its partition's requests of the run (as many writes, and
+            # as much data growth, as in the whole run)
+            "workload.records": max(1, int(round(scenario.workload.records * len(part) / n))),
+            "workload.queries_m": max(1e-3, scenario.workload.queries_m
+                                      * float(nocache[list(part)].sum()))})
         racks.append(compile_with(sub, ProfileReader(profile), wres=full.restricted(part)))
     return b, runs, racks, full
 

@@ -142,6 +142,9 @@ def _predict(args) -> int:
         if args.sets or args.scenario:
             raise InputError("--runs takes each row's configuration; drop --scenario/--set",
                              field="--runs")
+        if args.measure != "concurrent":
+            raise InputError("--runs predicts each row as it was run (concurrently); "
+                             "--measure rotation takes one scenario", field="--measure")
         from .batch import run_batch
         profile = Profile.load(args.profile) if args.profile else None
         jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
@@ -185,22 +188,35 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
         if getattr(args, opt, None):
             raise InputError("not with --measure rotation (one scenario, table or --json)",
                              field=flag)
-    if args.engine != "analytic":
-        raise InputError("--measure rotation solves its racks analytically; drop --engine sim "
-                         "(or simulate a rotation's rack with python -m sim simulate)",
-                         field="--engine")
     from model.rotation import predict_rotation
     from .progress import bar
-    from model.intervals import sigma_profiles
-    total = 1 + (len(sigma_profiles(profile)[0]) if args.intervals else 0)
-    with bar(total, "rotation, per profile", "profile", wanted(args.progress, json=args.json)) as b:
-        def moved(done: int, _total: int) -> None:
-            b.n = done
-            b.refresh()
-        rot = predict_rotation(sc, profile, intervals=args.intervals, progress=moved)
+    show = wanted(args.progress, json=args.json)
+    if args.engine == "sim":
+        # every rotation's rack through the simulator, --seconds each (no
+        # interval, as for one simulated rack)
+        from .run import FastSimulator
+        sim = FastSimulator(args.seconds, args.seed)
+
+        def solve(racks):
+            out = []
+            with bar(len(racks), "rotation, simulated racks", "rack", show) as b:
+                for r in racks:
+                    out.append(sim.solve(r))
+                    b.update(1)
+            return out
+        rot = predict_rotation(sc, profile, solve=solve)
+    else:
+        from model.intervals import sigma_profiles
+        total = 1 + (len(sigma_profiles(profile)[0]) if args.intervals else 0)
+        with bar(total, "rotation, per profile", "profile", show) as b:
+            def moved(done: int, _total: int) -> None:
+                b.n = done
+                b.refresh()
+            rot = predict_rotation(sc, profile, intervals=args.intervals, progress=moved)
+    engine = "sim" if args.engine == "sim" else "analytic"
     if args.json:
         d = rot.to_dict()
-        d.update({"engine": "analytic", "scenario": sc.name, "profile": profile.name})
+        d.update({"engine": engine, "scenario": sc.name, "profile": profile.name})
         print(json.dumps(d, indent=1, allow_nan=False))
         return 0
     det = rot.details
@@ -209,8 +225,10 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
         f"client threads, cache {'on' if sc.switch.cache else 'off'}, "
         f"{sc.workload.distribution} workload ({pred_source(sc)})",
         f"measured by server rotation: partition {rot.bottleneck} (the most requests after the "
-        f"cache) alone, then beside each of the other {rot.rotations - 1} in turn",
-        f"engine analytic, profile '{profile.name}'",
+        f"cache) alone, then beside each of the other {rot.rotations - 1} that receive "
+        "requests, in turn",
+        f"engine {engine}{f' ({args.seconds:g} simulated s per rack)' if engine == 'sim' else ''}"
+        f", profile '{profile.name}'",
         "",
         f"  throughput           {rot.throughput_mops:.4f} MOPS (aggregate, switch hits included)"
         f"{_interval_of(rot.details, 'a new rotation run')}",
