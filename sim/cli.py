@@ -182,12 +182,9 @@ def _predict(args) -> int:
 
 
 def _rotation(sc: Scenario, profile: Profile, args) -> int:
-    """``predict --measure rotation``: the analytic solver on every rotation's
-    rack (model.rotation), printed as FarReach's statistics script reports it."""
-    for opt, flag in (("html", "--html"), ("runs", "--runs")):
-        if getattr(args, opt, None):
-            raise InputError("not with --measure rotation (one scenario, table or --json)",
-                             field=flag)
+    """``predict --measure rotation``: every rotation's rack through the
+    analytic solver (with an interval) or the simulator (model.rotation),
+    reported as FarReach's statistics script reports it; table, --json, --html."""
     from model.rotation import predict_rotation
     from .progress import bar
     show = wanted(args.progress, json=args.json)
@@ -214,11 +211,22 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
                 b.refresh()
             rot = predict_rotation(sc, profile, intervals=args.intervals, progress=moved)
     engine = "sim" if args.engine == "sim" else "analytic"
+    d = rot.to_dict()
+    d.update({"engine": engine, "scenario": sc.name, "profile": profile.name})
+    if args.html:
+        from reports import profile_dict
+        from reports.rotation import write_rotation_report
+        write_rotation_report(d, sc.to_dict(), profile_dict(profile), args.html)
     if args.json:
-        d = rot.to_dict()
-        d.update({"engine": engine, "scenario": sc.name, "profile": profile.name})
         print(json.dumps(d, indent=1, allow_nan=False))
-        return 0
+    else:
+        _print_rotation(rot, sc, profile, args, engine)
+    if args.html:
+        print(f"report written to {args.html}", file=sys.stderr)
+    return 0
+
+
+def _print_rotation(rot, sc: Scenario, profile: Profile, args, engine: str) -> None:
     det = rot.details
     lines = [
         f"scenario '{sc.name}': {sc.servers.count} servers (partitions), {sc.clients.threads} "
@@ -243,7 +251,6 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
     for i, (a, b) in enumerate(zip(rot.partition_mops, rot.partition_server_mops)):
         lines.append(f"  {i:>9}  {a:10.5f}  {b:11.5f}")
     print("\n".join(lines))
-    return 0
 
 
 def _simulate(args) -> int:
