@@ -21,6 +21,9 @@
     sim = kvperf.simulate(sc, seconds=5)                       # discrete-event simulator
     sim.timeline_frame()
 
+    r = kvperf.rotation(servers=128)                           # as FarReach's server rotation
+    r.throughput_mops, r.to_frame()                            # measures it
+
 Every result has ``to_dict()`` (plain JSON-ready data) and ``to_frame()``
 (a :class:`pandas.DataFrame`). Scenarios and profiles can be given as
 objects, file paths, embedded names or (scenarios) mappings; ``None`` means
@@ -36,10 +39,10 @@ from model.errors import InputError
 from model.profile import Profile
 from model.scenario import Scenario
 
-from .results import PredictionResult
+from .results import PredictionResult, RotationResult
 
 __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
-           "sweep_plan",
+           "sweep_plan", "rotation", "RotationResult",
            "explain", "tune", "Scenario", "Profile", "InputError", "PredictionResult",
            "DEFAULT_PROFILE"]
 
@@ -92,6 +95,18 @@ def predict_many(scenarios: Sequence[Scenario | str | Mapping],
     scs = [load_scenario(s) for s in scenarios]
     prof = load_profile(profile)
     return [PredictionResult(p, s, prof) for p, s in zip(_many(scs, prof), scs)]
+
+
+def rotation(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
+             *, intervals: bool = True, **keys: Any) -> RotationResult:
+    """The rack measured as FarReach's server rotation measures it (its
+    static-pattern experiments; docs/model.md, "Server rotation"): the
+    analytic model on every rotation's rack, aggregated as FarReach's
+    statistics script does, with a 90 % interval unless ``intervals=False``."""
+    from model.rotation import predict_rotation
+    sc = load_scenario(scenario, keys)
+    prof = load_profile(profile)
+    return RotationResult(predict_rotation(sc, prof, intervals=intervals), sc, prof)
 
 
 def simulate(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,

@@ -77,3 +77,50 @@ class PredictionResult:
                      profile=profile_dict(self.profile), timeline=timeline or None,
                      title=f"{'Simulation' if timeline else 'Prediction'}: {self.scenario.name}")
         return path
+
+
+class RotationResult:
+    """A server-rotation measurement (:class:`model.rotation.Rotation`) with the
+    scenario and profile it came from; its fields read through
+    (``throughput_mops``, ``normalized_x``, ``partition_mops``, ...)."""
+
+    def __init__(self, rotation, scenario: Scenario, profile: Profile, engine: str = "analytic"):
+        self.rotation = rotation
+        self.scenario = scenario
+        self.profile = profile
+        self.engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "rotation":              # not yet set (copy, unpickling)
+            raise AttributeError(name)
+        return getattr(self.rotation, name)
+
+    def __repr__(self) -> str:
+        r = self.rotation
+        return (f"<RotationResult {self.scenario.name!r} ({self.engine}): {r.throughput_mops:.4f} "
+                f"MOPS aggregate over {r.servers} partitions; bottleneck partition {r.bottleneck}>")
+
+    def to_dict(self) -> dict[str, Any]:
+        """As ``python -m sim predict --measure rotation --json`` (docs/contracts.md)."""
+        d = self.rotation.to_dict()
+        d.update({"engine": self.engine, "scenario": self.scenario.to_dict(),
+                  "profile": self.profile.name})
+        return d
+
+    def to_frame(self):
+        """One row per partition: its throughput and its server replies (MOPS)."""
+        import pandas as pd
+        r = self.rotation
+        return pd.DataFrame({"partition": range(r.servers), "throughput_mops": r.partition_mops,
+                             "server_mops": r.partition_server_mops,
+                             "bottleneck": [i == r.bottleneck for i in range(r.servers)]}
+                            ).set_index("partition")
+
+    def write(self, path: str) -> str:
+        """Its HTML report (as ``--html``)."""
+        from reports import profile_dict
+        from reports.rotation import write_rotation_report
+        d = self.rotation.to_dict()
+        d["engine"] = self.engine
+        write_rotation_report(d, self.scenario.to_dict(), profile_dict(self.profile), path)
+        return path

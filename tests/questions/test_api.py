@@ -62,3 +62,23 @@ def test_sweep_explain_tune_results_have_dict_and_frame():
 def test_simulate_checks_its_input():
     with pytest.raises(kvperf.InputError):
         kvperf.simulate(seconds=0)
+
+
+def test_rotation_from_a_notebook():
+    """kvperf.rotation: the same figures as the command line's --measure
+    rotation, a frame with one row per partition that adds up to the aggregate,
+    and bad keys named as the command line names them."""
+    import kvperf
+    from model.profile import Profile
+    from model.rotation import predict_rotation
+    from model.scenario import Scenario
+    r = kvperf.rotation(servers=4, intervals=False)
+    want = predict_rotation(Scenario.default().updated({"servers.count": 4}),
+                            Profile.load("tofino-testbed"))
+    assert r.throughput_mops == pytest.approx(want.throughput_mops, rel=1e-12)
+    f = r.to_frame()
+    assert len(f) == 4 and f["throughput_mops"].sum() == pytest.approx(r.throughput_mops)
+    assert int(f.index[f["bottleneck"]][0]) == r.bottleneck
+    assert r.to_dict()["measure"] == "rotation" and r.to_dict()["units"]["throughput_mops"] == "MOPS"
+    with pytest.raises(kvperf.InputError, match="servers.count"):
+        kvperf.rotation(servers=1, intervals=False)
