@@ -10,20 +10,27 @@ from model.profile import Profile
 from model.scenario import Scenario
 
 
-class PredictionResult:
+class _ReadThrough:
+    """A result with the scenario and profile it came from, whose wrapped
+    object's fields read through (``_INNER`` names the attribute holding it)."""
+    _INNER = ""
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self._INNER:              # not yet set (copy, unpickling)
+            raise AttributeError(name)
+        return getattr(getattr(self, self._INNER), name)
+
+
+class PredictionResult(_ReadThrough):
     """A :class:`model.prediction.Prediction` with the scenario and profile it came
     from. Every field of the prediction reads through (``throughput_mops``,
     ``servers``, ``bottleneck``, ``details``, ...)."""
+    _INNER = "prediction"
 
     def __init__(self, prediction: Prediction, scenario: Scenario, profile: Profile):
         self.prediction = prediction
         self.scenario = scenario
         self.profile = profile
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "prediction":            # not yet set (copy, unpickling)
-            raise AttributeError(name)
-        return getattr(self.prediction, name)
 
     def __repr__(self) -> str:
         p = self.prediction
@@ -79,21 +86,17 @@ class PredictionResult:
         return path
 
 
-class RotationResult:
+class RotationResult(_ReadThrough):
     """A server-rotation measurement (:class:`model.rotation.Rotation`) with the
     scenario and profile it came from; its fields read through
     (``throughput_mops``, ``normalized_x``, ``partition_mops``, ...)."""
+    _INNER = "rotation"
 
     def __init__(self, rotation, scenario: Scenario, profile: Profile, engine: str = "analytic"):
         self.rotation = rotation
         self.scenario = scenario
         self.profile = profile
         self.engine = engine
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "rotation":              # not yet set (copy, unpickling)
-            raise AttributeError(name)
-        return getattr(self.rotation, name)
 
     def __repr__(self) -> str:
         r = self.rotation
