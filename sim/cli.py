@@ -241,7 +241,9 @@ def _print_rotation(rot, sc: Scenario, profile: Profile, args, engine: str) -> N
         f"  throughput           {rot.throughput_mops:.4f} MOPS (aggregate, switch hits included)"
         f"{_interval_of(rot.details, 'a new rotation run')}",
         f"  normalized thrpt     {rot.normalized_x:.3f} x (aggregate / largest partition's "
-        "server throughput)",
+        "server throughput)" if math.isfinite(rot.normalized_x) else
+        "  normalized thrpt     undefined (no partition's server replies: the switch "
+        "answers every request)",
         f"  cache hit ratio      {100 * rot.cache_hit_ratio:.1f} %",
         f"  bottleneck alone     {det['bottleneck_alone_mops']:.4f} MOPS, process "
         f"{_us(det['bottleneck_alone_process_us'])}, wait {_us(det['bottleneck_alone_wait_us'])}",
