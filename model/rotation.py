@@ -67,15 +67,16 @@ class Rotation:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``predict --measure rotation --json`` object (non-finite -> null)."""
-        return _finite({"measure": "rotation", "servers": self.servers, "bottleneck": self.bottleneck,
-                "throughput_mops": self.throughput_mops, "normalized_x": self.normalized_x,
-                "cache_hit_ratio": self.cache_hit_ratio,
-                "partition_mops": list(self.partition_mops),
-                "partition_server_mops": list(self.partition_server_mops),
-                "rotations": self.rotations, "units": dict(UNITS), "details": dict(self.details)})
+        return _finite({
+            "measure": "rotation", "servers": self.servers, "bottleneck": self.bottleneck,
+            "throughput_mops": self.throughput_mops, "normalized_x": self.normalized_x,
+            "cache_hit_ratio": self.cache_hit_ratio, "partition_mops": list(self.partition_mops),
+            "partition_server_mops": list(self.partition_server_mops),
+            "rotations": self.rotations, "units": dict(UNITS), "details": dict(self.details)})
 
 
 def _finite(v):
+    """``v`` with every non-finite float as None (JSON has no NaN)."""
     if isinstance(v, dict):
         return {k: _finite(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
