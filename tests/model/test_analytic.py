@@ -443,6 +443,60 @@ def test_late_sums_of_many_workers_equal_each_worker_on_its_own():
         assert np.all(got[:4] > 0)               # the others can be late
 
 
+def test_workers_whose_timer_fires_after_every_wait_are_skipped_exactly():
+    """Workers whose first timer fires after the bound on every wait's horizon
+    (mean + 10 sd at k = 0 or k = k_drop) are left out before the bins are
+    built, and get 0, as the timer-by-timer reference does; the rest are
+    summed as before, each equal to its own call. Budgets from half to twice
+    the bound, so both sides are exercised."""
+    from model.solvers.analytic import _cum_logx, _late_sums
+    rng = np.random.default_rng(11)
+    N = 400
+    n = np.arange(1, N + 1)[None, :]
+    x_hist = (0.9 / 30.0) * -np.expm1(-n / 40.0)
+    cum = _cum_logx(x_hist, np.array([N]), 300)
+    P = 40
+    rows = np.zeros(P, dtype=np.int64)
+    logd = np.log(rng.uniform(18.0, 32.0, P))
+    k_drop = rng.uniform(50.0, 290.0, P)
+    S = rng.uniform(20.0, 40.0, P)
+    A = S * rng.uniform(0.8, 1.5, P)
+    cv2 = rng.uniform(0.3, 2.0, P)
+    dup = rng.uniform(0.0, 1.0, P)
+    K = np.minimum(np.ceil(k_drop), cum.shape[1] - 1.0)
+    bound = S + K * A + 10 * np.sqrt(cv2) * np.maximum(S, (S + K * A) / np.sqrt(K * (1 + dup) + 1))
+    budget = bound * rng.uniform(0.5, 2.0, P)
+    period = budget + 20.0
+    got = _late_sums(cum[rows], logd, k_drop, S, A, cv2, dup, budget, period, np.ones(P, bool))
+    assert np.sum(budget >= bound) >= 10 and np.sum(budget < bound) >= 10
+    for p in range(P):
+        tail = np.nan_to_num(np.exp(np.minimum(np.arange(cum.shape[1]) * logd[p] + cum[0], 0.0)))
+        want = _late_sum_one(tail, k_drop[p], S[p], A[p], cv2[p], dup[p], budget[p],
+                             period[p], True)
+        # (binned queue lengths: within 1 % or 1e-7 of a late fraction; the test
+        # above holds them to 2e-4 on larger sums)
+        assert got[p] == pytest.approx(want, rel=1e-2, abs=1e-7), p
+        alone = _late_sums(cum[rows[p:p + 1]], logd[p:p + 1], k_drop[p:p + 1], S[p:p + 1],
+                           A[p:p + 1], cv2[p:p + 1], dup[p:p + 1], budget[p:p + 1],
+                           period[p:p + 1], np.ones(1, bool))
+        assert got[p] == pytest.approx(float(alone[0]), rel=1e-12, abs=1e-300)
+        if budget[p] >= bound[p]:
+            assert got[p] == 0.0 and want == 0.0
+    # all quiet: no bins are built at all
+    import model.solvers.analytic as an
+    q = budget >= bound
+
+    def no_bins(width):
+        raise AssertionError("bins built for workers that cannot be late")
+    keep, an._k_bins = an._k_bins, no_bins
+    try:
+        out = _late_sums(cum[rows[q]], logd[q], k_drop[q], S[q], A[q], cv2[q], dup[q],
+                         budget[q], period[q], np.ones(int(q.sum()), bool))
+    finally:
+        an._k_bins = keep
+    assert np.all(out == 0.0)
+
+
 def test_many_late_timers_in_closed_form_match_the_sum(monkeypatch):
     """With a short timeout under a long queue, dozens to hundreds of timers
     fire while a reply is late; from LATE_TIMERS on their sum is taken in
