@@ -61,8 +61,13 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
         # about equal work rather than equal rows (a 1,024-client rack costs
         # three a 32-client one), but none so small that each solver step's
         # fixed cost dominates
+        # With intervals (many solves a rack) a run is cut further, into equal
+        # pieces of about one solver block (``step`` rows), so that Ctrl-C keeps
+        # every piece finished, not whole quarters of the plan
+        cap = step if solves > 1 else len(rows)
         pieces = [p for part in _balanced(order, needs, 2 * jobs)
-                  for p in _pieces(part, needs, len(part), solves)]
+                  for even in _even(part, cap)
+                  for p in _pieces(even, needs, len(even), solves)]
     else:
         pieces = _pieces(order, needs, step, solves)
     if jobs > 1 and kind.rack is not None and len(pieces) > 1:
@@ -250,6 +255,14 @@ def _cost(scenarios: list) -> float:
             continue
         worst = max(worst, (1.0 + c / COST_CLIENTS) * (1.0 + s / COST_SERVERS))
     return worst
+
+
+def _even(part: list[int], step: int) -> list[list[int]]:
+    """``part`` cut into the fewest pieces of at most ``step`` rows, of about
+    equal size (not full pieces and a small rest)."""
+    n = max(1, math.ceil(len(part) / max(step, 1)))
+    size = math.ceil(len(part) / n)
+    return [part[i:i + size] for i in range(0, len(part), size)]
 
 
 def _balanced(order: list[int], needs: list[list], parts: int) -> list[list[int]]:

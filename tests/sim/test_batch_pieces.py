@@ -71,3 +71,13 @@ def test_worker_pieces_are_of_about_equal_work_not_equal_rows():
     # a short plan: no run below MIN_PARALLEL_ROWS, so fewer runs
     few = batch._balanced(list(range(150)), needs[:150], 4)
     assert len(few) == 2 and all(len(p) >= batch.MIN_PARALLEL_ROWS for p in few)
+
+
+def test_even_pieces_have_no_small_rest():
+    """A run longer than a piece is cut into equal pieces, not full ones and a
+    small rest (each piece costs the solver's fixed steps)."""
+    part = list(range(100))
+    pieces = batch._even(part, 40)
+    assert [len(p) for p in pieces] == [34, 34, 32]
+    assert [i for p in pieces for i in p] == part
+    assert batch._even(part, 100) == [part] and batch._even(part, 1000) == [part]
