@@ -15,6 +15,11 @@ class _ReadThrough:
     object's fields read through (``_INNER`` names the attribute holding it)."""
     _INNER = ""
 
+    def __init__(self, inner: Any, scenario: Scenario, profile: Profile):
+        setattr(self, self._INNER, inner)
+        self.scenario = scenario
+        self.profile = profile
+
     def __getattr__(self, name: str) -> Any:
         if name == self._INNER:              # not yet set (copy, unpickling)
             raise AttributeError(name)
@@ -26,11 +31,7 @@ class PredictionResult(_ReadThrough):
     from. Every field of the prediction reads through (``throughput_mops``,
     ``servers``, ``bottleneck``, ``details``, ...)."""
     _INNER = "prediction"
-
-    def __init__(self, prediction: Prediction, scenario: Scenario, profile: Profile):
-        self.prediction = prediction
-        self.scenario = scenario
-        self.profile = profile
+    prediction: Prediction
 
     def __repr__(self) -> str:
         p = self.prediction
@@ -92,12 +93,6 @@ class RotationResult(_ReadThrough):
     (``throughput_mops``, ``normalized_x``, ``partition_mops``, ...)."""
     _INNER = "rotation"
 
-    def __init__(self, rotation, scenario: Scenario, profile: Profile, engine: str = "analytic"):
-        self.rotation = rotation
-        self.scenario = scenario
-        self.profile = profile
-        self.engine = engine
-
     def __repr__(self) -> str:
         r = self.rotation
         return (f"<RotationResult {self.scenario.name!r} ({self.engine}): {r.throughput_mops:.4f} "
@@ -106,8 +101,7 @@ class RotationResult(_ReadThrough):
     def to_dict(self) -> dict[str, Any]:
         """As ``python -m sim predict --measure rotation --json`` (docs/contracts.md)."""
         d = self.rotation.to_dict()
-        d.update({"engine": self.engine, "scenario": self.scenario.to_dict(),
-                  "profile": self.profile.name})
+        d.update({"scenario": self.scenario.to_dict(), "profile": self.profile.name})
         return d
 
     def to_frame(self):
@@ -123,7 +117,6 @@ class RotationResult(_ReadThrough):
         """Its HTML report (as ``--html``)."""
         from reports import profile_dict
         from reports.rotation import write_rotation_report
-        d = self.rotation.to_dict()
-        d["engine"] = self.engine
-        write_rotation_report(d, self.scenario.to_dict(), profile_dict(self.profile), path)
+        write_rotation_report(self.rotation.to_dict(), self.scenario.to_dict(),
+                              profile_dict(self.profile), path)
         return path

@@ -142,11 +142,23 @@ def predict_with_intervals(scenarios: Sequence[Any], profile: Profile, z: float 
         if any(q[i] is None for q in preds[1:]):     # unsettled: no interval (solve_grid)
             out.append(IntervalPrediction(p, None, None, level))
             continue
-        cols = columns_with_intervals({"mops": p.throughput_mops},
-                                      [{"mops": q[i].throughput_mops} for q in preds[1:]],
-                                      profile, kind, z)
-        out.append(IntervalPrediction(p, cols.get("pred_mops_lo"), cols.get("pred_mops_hi"), level))
+        iv = throughput_interval(p.throughput_mops, [q[i].throughput_mops for q in preds[1:]],
+                                 profile, kind, z) or {}
+        out.append(IntervalPrediction(p, iv.get("lo_mops"), iv.get("hi_mops"), level))
     return out
+
+
+def throughput_interval(centre_mops: float, at_points: Sequence[float], profile: Profile,
+                        kind: str = "farreach_runs", z: float = Z90) -> dict[str, float] | None:
+    """``{lo_mops, hi_mops, level}``: the interval of a throughput (MOPS) from
+    its values at the profile's sigma points and the kind's run-to-run noise
+    (:func:`columns_with_intervals`); None where the profile gives none."""
+    cols = columns_with_intervals({"mops": centre_mops}, [{"mops": v} for v in at_points],
+                                  profile, kind, z)
+    if "pred_mops_lo" not in cols:
+        return None
+    return {"lo_mops": cols["pred_mops_lo"], "hi_mops": cols["pred_mops_hi"],
+            "level": 2.0 * _norm_cdf(z) - 1.0}
 
 
 def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_many,

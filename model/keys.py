@@ -314,10 +314,15 @@ def server_runs(lo: int, hi: int, layout: str, n: int, partition: str,
         # range-even: top32 = K >> 32 split over [0, 2^31), the rest clamped
         return _runs_from_edges(lo, hi, _band_edges(n, 32, 31), n, 32)
     if layout == "synthetic":
-        v = np.arange(RANGE_SPAN, dtype=np.uint64)
-        band = range_server(v, n) if partition == "range" else range_even_server(v << _U(16), n, 32)
-        return _periodic_runs(lo, hi, band, RANGE_SPAN)
+        return _periodic_runs(lo, hi, _synthetic_band(n, partition), RANGE_SPAN)
     return None
+
+
+def _synthetic_band(n: int, partition: str) -> np.ndarray:
+    """The server of each value of a synthetic key's low 16 bits (the key
+    number repeats them every 2^16 keys)."""
+    v = np.arange(RANGE_SPAN, dtype=np.uint64)
+    return range_server(v, n) if partition == "range" else range_even_server(v << _U(16), n, 32)
 
 
 def _band_edges(n, width, bits):
@@ -387,8 +392,7 @@ def _ordered_counts(records, layout, n, partition):
         # band[K mod 2^16] repeats: whole cycles, then the first r values of
         # one more (242 billion records are 3.7 million cycles: counted, not
         # enumerated as runs)
-        v = np.arange(RANGE_SPAN, dtype=np.uint64)
-        band = range_server(v, n) if partition == "range" else range_even_server(v << _U(16), n, 32)
+        band = _synthetic_band(n, partition)
         q, r = divmod(int(records), RANGE_SPAN)
         return (q * np.bincount(band, minlength=n).astype(float)
                 + np.bincount(band[:r], minlength=n))

@@ -55,6 +55,7 @@ UNITS = {"throughput_mops": "MOPS", "normalized_x": "x", "partition_mops": "MOPS
 @dataclass(frozen=True)
 class Rotation:
     """What FarReach's statistics script reports for a server-rotation run."""
+    engine: str                     # the solver of the rotation racks: analytic or sim
     servers: int                    # logical servers (partitions)
     bottleneck: int                 # the partition run in every rotation
     throughput_mops: float          # aggregate throughput, switch hits included
@@ -68,7 +69,8 @@ class Rotation:
     def to_dict(self) -> dict[str, Any]:
         """The ``predict --measure rotation --json`` object (non-finite -> null)."""
         return _finite({
-            "measure": "rotation", "servers": self.servers, "bottleneck": self.bottleneck,
+            "measure": "rotation", "engine": self.engine, "servers": self.servers,
+            "bottleneck": self.bottleneck,
             "throughput_mops": self.throughput_mops, "normalized_x": self.normalized_x,
             "cache_hit_ratio": self.cache_hit_ratio, "partition_mops": list(self.partition_mops),
             "partition_server_mops": list(self.partition_server_mops),
@@ -86,11 +88,12 @@ def _finite(v):
     return v
 
 
-def rotation_racks(scenario: Scenario, profile: Profile):
-    """(bottleneck, partitions run in each rotation, their compiled racks,
-    the full workload result)."""
-    from .rack.params import ProfileReader
-    from .rack.spec import compile_with
+def rotation_plan(scenario: Scenario):
+    """What a rotation runs, whatever the profile: (bottleneck, the partitions
+    run in each rotation, each rotation's scenario and its workload, the full
+    workload result). Built once, compiled under every profile of an interval
+    (the restricted popularity tables are then the same objects, and the
+    memtable-window cache finds them)."""
     from .workload import evaluate_scenario
     n = scenario.servers.count
     if n < 2:
@@ -101,7 +104,7 @@ def rotation_racks(scenario: Scenario, profile: Profile):
     nocache = np.nan_to_num(np.asarray(full.shares_nocache, dtype=float))
     b = int(np.argmax(shares))
     runs = [(b,)] + [(b, i) for i in range(n) if i != b and nocache[i] > 0]
-    racks = []
+    subs = []
     for part in runs:
         sub = scenario.updated({
             "servers.count": len(part),
@@ -113,8 +116,22 @@ def rotation_racks(scenario: Scenario, profile: Profile):
             "workload.records": max(1, int(round(scenario.workload.records * len(part) / n))),
             "workload.queries_m": max(1e-3, scenario.workload.queries_m
                                       * float(nocache[list(part)].sum()))})
-        racks.append(compile_with(sub, ProfileReader(profile), wres=full.restricted(part)))
-    return b, runs, racks, full
+        subs.append((sub, full.restricted(part)))
+    return b, runs, subs, full
+
+
+def compile_rotation(subs, profile: Profile) -> list:
+    """The rotation racks of :func:`rotation_plan` under ``profile``."""
+    from .rack.params import ProfileReader
+    from .rack.spec import compile_with
+    return [compile_with(sub, ProfileReader(profile), wres=wres) for sub, wres in subs]
+
+
+def rotation_racks(scenario: Scenario, profile: Profile):
+    """(bottleneck, partitions run in each rotation, their compiled racks,
+    the full workload result)."""
+    b, runs, subs, full = rotation_plan(scenario)
+    return b, runs, compile_rotation(subs, profile), full
 
 
 def aggregate(b: int, runs: Sequence[tuple], rack_mops: Sequence[float], nocache: np.ndarray,
@@ -162,39 +179,32 @@ def predict_rotation(scenario: Scenario, profile: Profile,
     ``progress(done, total)`` follows the profiles solved."""
     if solve is None:
         from .solvers.analytic import solve_many as solve
-    from .intervals import Z90, _norm_cdf, columns_with_intervals, sigma_profiles
-    points = sigma_profiles(profile)[0] if intervals else []
-    built = [rotation_racks(scenario, p) for p in (profile, *points)]
-    b, runs, racks, full = built[0]
+    from .intervals import sigma_profiles, throughput_interval
+    profiles = [profile, *(sigma_profiles(profile)[0] if intervals else [])]
+    b, runs, subs, full = rotation_plan(scenario)
     # batches of about 128 racks (a rotation's racks are alike; one batch for
     # everything was 2x faster than one per profile at 16 servers), so that
     # progress can follow the profiles
     per = max(1, -(-128 // len(runs)))
     preds_all = []
-    for j in range(0, len(built), per):
-        preds_all += solve([r for _, _, rs, _ in built[j:j + per] for r in rs])
+    for j in range(0, len(profiles), per):
+        preds_all += solve([r for p in profiles[j:j + per] for r in compile_rotation(subs, p)])
         if progress is not None:
-            progress(min(j + per, len(built)), len(built))
+            progress(min(j + per, len(profiles)), len(profiles))
     shares = np.nan_to_num(np.asarray(full.shares, dtype=float))
     nocache = np.nan_to_num(np.asarray(full.shares_nocache, dtype=float))
     n = scenario.servers.count
-    aggs, k = [], 0
-    for _ in built:
-        mops = [p.throughput_mops for p in preds_all[k:k + len(runs)]]
-        aggs.append(aggregate(b, runs, mops, nocache, shares, n))
-        k += len(runs)
+    aggs = [aggregate(b, runs, [p.throughput_mops for p in preds_all[k:k + len(runs)]],
+                      nocache, shares, n) for k in range(0, len(preds_all), len(runs))]
     preds = preds_all[:len(runs)]
     agg, nx, part, server = aggs[0]
     details: dict[str, Any] = {}
-    if points:
-        cols = columns_with_intervals({"mops": agg}, [{"mops": a[0]} for a in aggs[1:]],
-                                      profile, "farreach_runs", Z90)
-        if "pred_mops_lo" in cols:
-            details["throughput_interval"] = {"lo_mops": cols["pred_mops_lo"],
-                                              "hi_mops": cols["pred_mops_hi"],
-                                              "level": 2.0 * _norm_cdf(Z90) - 1.0}
+    iv = throughput_interval(agg, [a[0] for a in aggs[1:]], profile) if len(aggs) > 1 else None
+    if iv:
+        details["throughput_interval"] = iv
     alone = preds[0]
     return Rotation(
+        engine=alone.engine,
         servers=scenario.servers.count, bottleneck=b, throughput_mops=agg, normalized_x=nx,
         cache_hit_ratio=float(full.hit_ratio), partition_mops=part.tolist(),
         partition_server_mops=server.tolist(), rotations=len(runs),

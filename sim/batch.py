@@ -57,13 +57,12 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
         # solver's fixed cost per step); a short file stays in this process
         jobs = jobs if len(rows) >= 2 * MIN_PARALLEL_ROWS else 1
     if jobs > 1 and kind.rack is not None and chunk is None:
-        # about two pieces per worker, so that the last ones balance out, of
+        # about two runs per worker, so that the last ones balance out, of
         # about equal work rather than equal rows (a 1,024-client rack costs
         # three a 32-client one), but none so small that each solver step's
-        # fixed cost dominates
-        # With intervals (many solves a rack) a run is cut further, into equal
-        # pieces of about one solver block (``step`` rows), so that Ctrl-C keeps
-        # every piece finished, not whole quarters of the plan
+        # fixed cost dominates. With intervals (many solves a rack) a run is
+        # cut further, into equal pieces of about one solver block (``step``
+        # rows), so that Ctrl-C keeps every finished piece, not whole quarters
         cap = step if solves > 1 else len(rows)
         pieces = [p for part in _balanced(order, needs, 2 * jobs)
                   for even in _even(part, cap)

@@ -203,16 +203,13 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
             return out
         rot = predict_rotation(sc, profile, solve=solve)
     else:
-        from model.intervals import sigma_profiles
-        total = 1 + (len(sigma_profiles(profile)[0]) if args.intervals else 0)
-        with bar(total, "rotation, per profile", "profile", show) as b:
-            def moved(done: int, _total: int) -> None:
-                b.n = done
+        with bar(1, "rotation, per profile", "profile", show) as b:
+            def moved(done: int, total: int) -> None:
+                b.total, b.n = total, done          # profiles: the centre and sigma points
                 b.refresh()
             rot = predict_rotation(sc, profile, intervals=args.intervals, progress=moved)
-    engine = "sim" if args.engine == "sim" else "analytic"
     d = rot.to_dict()
-    d.update({"engine": engine, "scenario": sc.name, "profile": profile.name})
+    d.update({"scenario": sc.name, "profile": profile.name})
     if args.html:
         from reports import profile_dict
         from reports.rotation import write_rotation_report
@@ -220,13 +217,13 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
     if args.json:
         print(json.dumps(d, indent=1, allow_nan=False))
     else:
-        _print_rotation(rot, sc, profile, args, engine)
+        _print_rotation(rot, sc, profile, args)
     if args.html:
         print(f"report written to {args.html}", file=sys.stderr)
     return 0
 
 
-def _print_rotation(rot, sc: Scenario, profile: Profile, args, engine: str) -> None:
+def _print_rotation(rot, sc: Scenario, profile: Profile, args) -> None:
     det = rot.details
     lines = [
         f"scenario '{sc.name}': {sc.servers.count} servers (partitions), {sc.clients.threads} "
@@ -235,7 +232,8 @@ def _print_rotation(rot, sc: Scenario, profile: Profile, args, engine: str) -> N
         f"measured by server rotation: partition {rot.bottleneck} (the most requests after the "
         f"cache) alone, then beside each of the other {rot.rotations - 1} that receive "
         "requests, in turn",
-        f"engine {engine}{f' ({args.seconds:g} simulated s per rack)' if engine == 'sim' else ''}"
+        f"engine {rot.engine}"
+        f"{f' ({args.seconds:g} simulated s per rack)' if rot.engine == 'sim' else ''}"
         f", profile '{profile.name}'",
         "",
         f"  throughput           {rot.throughput_mops:.4f} MOPS (aggregate, switch hits included)"

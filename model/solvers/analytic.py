@@ -419,7 +419,7 @@ def _late_sums(cum: np.ndarray, logd: np.ndarray, k_drop: np.ndarray, S: np.ndar
                                dup[live], budget[live], period[live], every[live], rows[live])
         return out
     edges = _k_bins(width - 1)
-    kd = np.minimum(np.ceil(k_drop), width - 1.0).astype(np.int64)        # k < k_drop
+    kd = kd_top.astype(np.int64)                                           # k < k_drop
     # only bins that start below some worker's drop level hold any term
     used = max(1, int(np.searchsorted(edges[:-1], int(kd.max()), side="left")))
     edges = edges[:used + 1]
