@@ -9,6 +9,7 @@ the SimPy engine fills the same arrays.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -56,16 +57,38 @@ def hist_edges_us() -> np.ndarray:
     return 10.0 ** (HIST_LO_DECADE + np.arange(HIST_BINS + 1) / HIST_PER_DECADE)
 
 
+_EDGE_LIST = [float(x) for x in hist_edges_us()]    # for bisect, in plain Python
+
+
 def hist_bin(lat: float) -> int:
-    """Bucket of a latency (us); numba-compatible."""
-    if lat <= 0.0:
+    """Bucket of a latency (us): the k with ``edge_k <= lat < edge_(k+1)``
+    (:func:`hist_edges_us`); 0 below the second edge (zero and NaN included),
+    the last bucket from its edge on. The compiled kernel bins with
+    :func:`sim.fast_kernel.hist_bin`, tested equal to this."""
+    if not lat >= _EDGE_LIST[1]:
         return 0
-    b = int(math.floor(math.log10(lat) * HIST_PER_DECADE)) - HIST_LO_DECADE * HIST_PER_DECADE
-    if b < 0:
-        return 0
-    if b >= HIST_BINS:
-        return HIST_BINS - 1
-    return b
+    return min(bisect.bisect_right(_EDGE_LIST, lat) - 1, HIST_BINS - 1)
+
+
+# For the compiled binning: a float's binary exponent and its top mantissa
+# bits pick a cell of 1/2^CELL_BITS of an octave (0.047 buckets), and a cell
+# holds at most one bucket edge, so the cell's first bucket and one
+# comparison with the next edge give the bucket without a logarithm.
+CELL_BITS = 7
+CELL_E0 = -5                         # binary exponent of the first cell row: 2^-5 us < 0.1 us
+CELL_ROWS = 34                       # up to 2^29 us > 10^8 us
+
+
+def _cell_table() -> np.ndarray:
+    e = CELL_E0 + np.arange(CELL_ROWS)[:, None]
+    lo = np.ldexp(1.0 + np.arange(2 ** CELL_BITS)[None, :] / 2 ** CELL_BITS, e)   # cell's low end
+    k = np.searchsorted(hist_edges_us(), lo.ravel(), side="right") - 1
+    return np.clip(k, 0, HIST_BINS - 1).astype(np.int64)
+
+
+HIST_CELLS = _cell_table()
+# the lower edges, then infinity: the last bucket has no upper edge
+HIST_EDGES_PAD = np.concatenate((hist_edges_us()[:HIST_BINS], [np.inf]))
 
 
 def new_chunk(stations: int):

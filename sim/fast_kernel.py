@@ -67,15 +67,16 @@ import numba  # noqa: E402  (after cache_dir is defined, before any cached funct
 
 numba.config.CACHE_DIR = cache_dir()
 
-from numba import njit  # noqa: E402
-from numba.extending import register_jitable  # noqa: E402
+from llvmlite import ir as _ir  # noqa: E402
+from numba import njit, types as _nbt  # noqa: E402
+from numba.extending import intrinsic, register_jitable  # noqa: E402
 
 from . import counters as K  # noqa: E402
 
 # The mechanisms' per-event functions, compiled into the loop.
 for _f in (_lsm._flush_start, _lsm._disk_progress, _lsm.write_start, _lsm.write_done,
            _lsm.bg_next, _lsm.bg_event, _svc.stretch, _svc.draw_service,
-           _cl.reply_completes, _nw.admits, _pl.draw_station, K.hist_bin):
+           _cl.reply_completes, _nw.admits, _pl.draw_station):
     register_jitable(_f)
 
 INF = 1e300
@@ -92,6 +93,32 @@ S_HIT_H, S_HIT_N, S_ARR_H, S_ARR_N, S_RSP_H, S_RSP_N, S_TL_HEAD, S_TL_TAIL, \
 F_NOW, F_NEXT_OPEN, F_NEXT_BG, F_NF = range(4)
 
 HIST_BINS = K.HIST_BINS
+_CELLS = K.HIST_CELLS
+_EDGES = K.HIST_EDGES_PAD
+_CELL_BITS = K.CELL_BITS
+_CELL_LO = (K.CELL_E0 + 1023) << K.CELL_BITS          # biased exponent and cell of the first row
+_CELL_N = K.CELL_ROWS << K.CELL_BITS
+
+
+@intrinsic
+def _f64_bits(typingctx, x):
+    """The IEEE-754 bits of a float64 as an int64 (a bit cast)."""
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], _ir.IntType(64))
+    return _nbt.int64(_nbt.float64), codegen
+
+
+@njit(cache=True, inline="always")
+def hist_bin(lat):
+    """:func:`sim.counters.hist_bin`, compiled: the cell of the float's
+    exponent and top mantissa bits, then one comparison with the next edge."""
+    if not lat >= _EDGES[1]:
+        return 0
+    j = (_f64_bits(lat) >> (52 - _CELL_BITS)) - _CELL_LO
+    if j >= _CELL_N:
+        return HIST_BINS - 1
+    k = _CELLS[j]
+    return k + (1 if _EDGES[k + 1] <= lat else 0)
 
 
 @njit(cache=True)
@@ -133,33 +160,33 @@ def tree_init(tv, ti, size):
 
 
 @njit(cache=True, inline="always")
-def _timer_set(c, dl, cl_dl, tl_next, tl_prev, IS):
-    """Give client c the deadline dl, keeping the list ordered (insert from the tail)."""
+def _timer_set(c, dl, cl_dl, tl_next, tl_prev, head, tail):
+    """Give client c the deadline dl, keeping the list ordered (insert from the
+    tail). Returns the list's new (head, tail)."""
     # unlink
     p = tl_prev[c]
     nx = tl_next[c]
     if p >= 0:
         tl_next[p] = nx
     else:
-        IS[S_TL_HEAD] = nx
+        head = nx
     if nx >= 0:
         tl_prev[nx] = p
     else:
-        IS[S_TL_TAIL] = p
+        tail = p
     cl_dl[c] = dl
     # walk back from the tail to the last deadline <= dl
-    q = IS[S_TL_TAIL]
+    q = tail
     while q >= 0 and cl_dl[q] > dl:
         q = tl_prev[q]
     if q < 0:                      # new head
-        h = IS[S_TL_HEAD]
         tl_prev[c] = -1
-        tl_next[c] = h
-        if h >= 0:
-            tl_prev[h] = c
+        tl_next[c] = head
+        if head >= 0:
+            tl_prev[head] = c
         else:
-            IS[S_TL_TAIL] = c
-        IS[S_TL_HEAD] = c
+            tail = c
+        head = c
     else:
         nq = tl_next[q]
         tl_next[q] = c
@@ -168,15 +195,8 @@ def _timer_set(c, dl, cl_dl, tl_next, tl_prev, IS):
         if nq >= 0:
             tl_prev[nq] = c
         else:
-            IS[S_TL_TAIL] = c
-
-
-@njit(cache=True, inline="always")
-def _bg_schedule(lp, st_mach, ls, li, mach, IS, FS):
-    t, s, kind = _lsm.bg_next(lp, st_mach, ls, li, mach)
-    FS[F_NEXT_BG] = t
-    IS[S_BG_ST] = s
-    IS[S_BG_KIND] = kind
+            tail = c
+    return head, tail
 
 
 @njit(cache=True)
@@ -210,37 +230,67 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     qcap = q_c.shape[1]
     go_sl = np.empty(IP[I_SLOTS] + 1, dtype=np.int64)   # slots that start (or retry) now
     go_t = np.empty(IP[I_SLOTS] + 1)
+    # The scalar state lives in locals while the loop runs (in IS / FS, a store
+    # to any other int64 or float64 array could alias it and force reloads);
+    # it goes back to IS / FS when the loop ends.
+    hit_h = IS[S_HIT_H]
+    hit_n = IS[S_HIT_N]
+    arr_h = IS[S_ARR_H]
+    arr_n = IS[S_ARR_N]
+    rsp_h = IS[S_RSP_H]
+    rsp_n = IS[S_RSP_N]
+    tl_head = IS[S_TL_HEAD]
+    tl_tail = IS[S_TL_TAIL]
+    bg_st = IS[S_BG_ST]
+    bg_kind = IS[S_BG_KIND]
+    next_open = FS[F_NEXT_OPEN]
+    next_bg = FS[F_NEXT_BG]
+    ret = 0
+    t = t_end
+    # the chunk's global counters (G, zeroed by the caller), also as locals
+    g_done = 0.0
+    g_hits = 0.0
+    g_retried = 0.0
+    g_lat = 0.0
+    g_lat2 = 0.0
+    g_stale = 0.0
+    g_open_done = 0.0
+    g_open_resp = 0.0
+    g_resends = 0.0
+    g_flushes = 0.0
+    g_compactions = 0.0
+    g_issued = 0.0
+    g_wire = 0.0
+    g_switches = 0.0
 
     while True:
         # ---- pick the earliest event source ----
         t = t_end
         kind = 0
-        if IS[S_HIT_N] > 0 and hit_t[IS[S_HIT_H]] < t:
-            t = hit_t[IS[S_HIT_H]]
+        if hit_n > 0 and hit_t[hit_h] < t:
+            t = hit_t[hit_h]
             kind = 1
-        if IS[S_ARR_N] > 0 and arr_t[IS[S_ARR_H]] < t:
-            t = arr_t[IS[S_ARR_H]]
+        if arr_n > 0 and arr_t[arr_h] < t:
+            t = arr_t[arr_h]
             kind = 2
-        if IS[S_RSP_N] > 0 and rsp_t[IS[S_RSP_H]] < t:
-            t = rsp_t[IS[S_RSP_H]]
+        if rsp_n > 0 and rsp_t[rsp_h] < t:
+            t = rsp_t[rsp_h]
             kind = 3
         if tv[1] < t:
             t = tv[1]
             kind = 4
-        h = IS[S_TL_HEAD]
+        h = tl_head
         if h >= 0 and cl_dl[h] < t:
             t = cl_dl[h]
             kind = 5
-        if FS[F_NEXT_BG] < t:
-            t = FS[F_NEXT_BG]
+        if next_bg < t:
+            t = next_bg
             kind = 6
-        if FS[F_NEXT_OPEN] < t:
-            t = FS[F_NEXT_OPEN]
+        if next_open < t:
+            t = next_open
             kind = 7
         if kind == 0:
-            FS[F_NOW] = t_end
-            return 0
-        FS[F_NOW] = t
+            break
 
         send_c = -1          # client that sends now (a new request or a resend)
         new_req = False
@@ -253,42 +303,42 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
 
         if kind == 1 or kind == 3:       # a reply reaches its client (switch hit or worker)
             if kind == 1:
-                k = IS[S_HIT_H]
+                k = hit_h
                 c = hit_c[k]
                 a = hit_a[k]
-                IS[S_HIT_H] = k + 1 if k + 1 < cap_hit else 0
-                IS[S_HIT_N] -= 1
+                hit_h = k + 1 if k + 1 < cap_hit else 0
+                hit_n -= 1
             else:
-                k = IS[S_RSP_H]
+                k = rsp_h
                 c = rsp_c[k]
                 a = rsp_a[k]
-                IS[S_RSP_H] = k + 1 if k + 1 < cap_rsp else 0
-                IS[S_RSP_N] -= 1
+                rsp_h = k + 1 if k + 1 < cap_rsp else 0
+                rsp_n -= 1
             if _cl.reply_completes(retry, a, cl_att[c], cl_first[c]):
                 lat = t - cl_start[c]
-                G[K.G_DONE] += 1.0
+                g_done += 1.0
                 if kind == 1:
-                    G[K.G_HITS] += 1.0
+                    g_hits += 1.0
                 if a > cl_first[c]:
-                    G[K.G_RETRIED] += 1.0
-                G[K.G_LAT] += lat
-                G[K.G_LAT2] += lat * lat
-                hist[K.hist_bin(lat)] += 1
+                    g_retried += 1.0
+                g_lat += lat
+                g_lat2 += lat * lat
+                hist[hist_bin(lat)] += 1
                 send_c = c
                 new_req = True
             else:
-                G[K.G_STALE] += 1.0
+                g_stale += 1.0
                 if retry == _cl.RETRY_FARREACH:
                     # the client's receive returned; its wait starts over
-                    _timer_set(c, t + timeout, cl_dl, tl_next, tl_prev, IS)
+                    tl_head, tl_tail = _timer_set(c, t + timeout, cl_dl, tl_next, tl_prev, tl_head, tl_tail)
         elif kind == 2:      # a miss reaches its worker's socket
-            k = IS[S_ARR_H]
+            k = arr_h
             arr_c_ = arr_c[k]
             arr_a_ = arr_a[k]
             arr_s_ = arr_s[k]
             arr_w_ = arr_w[k]
-            IS[S_ARR_H] = k + 1 if k + 1 < cap_arr else 0
-            IS[S_ARR_N] -= 1
+            arr_h = k + 1 if k + 1 < cap_arr else 0
+            arr_n -= 1
         elif kind == 4:      # a worker finishes a request
             sl = ti[1]
             s = sl_st[sl]
@@ -302,25 +352,25 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             c = sl_c[sl]
             if c >= 0:
                 # the reply travels back: constant offset from departures -> FIFO
-                if IS[S_RSP_N] >= cap_rsp:
-                    IS[S_STATUS] = 3
-                    return 3
-                k = IS[S_RSP_H] + IS[S_RSP_N]
+                if rsp_n >= cap_rsp:
+                    ret = 3
+                    break
+                k = rsp_h + rsp_n
                 if k >= cap_rsp:
                     k -= cap_rsp
                 rsp_t[k] = t + half
                 rsp_c[k] = c
                 rsp_a[k] = sl_a[sl]
-                IS[S_RSP_N] += 1
+                rsp_n += 1
             else:                    # open packet: a write-back, or an open network's request
                 r = t - sl_arr[sl]
-                G[K.G_OPEN_DONE] += 1.0
-                G[K.G_OPEN_RESP] += r
+                g_open_done += 1.0
+                g_open_resp += r
                 if n_cl == 0:
-                    G[K.G_DONE] += 1.0
-                    G[K.G_LAT] += r
-                    G[K.G_LAT2] += r * r
-                    hist[K.hist_bin(r)] += 1
+                    g_done += 1.0
+                    g_lat += r
+                    g_lat2 += r * r
+                    hist[hist_bin(r)] += 1
             m_busy[m] -= 1
             # next packet from the socket, if any
             if q_n[s] > 0:
@@ -342,29 +392,29 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 cl_started[c] = 1
                 new_req = True
             else:
-                G[K.G_RESENDS] += 1.0
+                g_resends += 1.0
         elif kind == 6:      # a background (flush / compaction) event
-            s = IS[S_BG_ST]
-            bk = IS[S_BG_KIND]
+            s = bg_st
+            bk = bg_kind
             if _lsm.bg_event(s, bk, t, lp, st_mach, ls, li, mach):
-                G[K.G_FLUSHES] += 1.0
+                g_flushes += 1.0
                 unstall_st = s
             elif bk == _lsm.EV_COMPACTION:
-                G[K.G_COMPACTIONS] += 1.0
-            _bg_schedule(lp, st_mach, ls, li, mach, IS, FS)
+                g_compactions += 1.0
+            next_bg, bg_st, bg_kind = _lsm.bg_next(lp, st_mach, ls, li, mach)
         else:                # kind == 7: an open (Poisson) arrival
             arr_c_ = -1 if n_cl == 0 else -3
             arr_a_ = 0
             arr_s_ = _pl.draw_station(1.0, np.random.random(), 0.0, open_cum)
             arr_w_ = open_write
-            FS[F_NEXT_OPEN] = t + np.random.exponential(1.0 / open_rate)
+            next_open = t + np.random.exponential(1.0 / open_rate)
 
         # ---- a client sends (its new request's first attempt, or a resend) ----
         if send_c >= 0:
             c = send_c
             cl_att[c] += 1
             if new_req:
-                G[K.G_ISSUED] += 1.0
+                g_issued += 1.0
                 cl_start[c] = t
                 cl_first[c] = cl_att[c]
                 cl_cls[c] = _pl.draw_station(np.random.random(), np.random.random(), hit_p, st_cum)
@@ -372,25 +422,25 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 if cl_cls[c] >= 0 and np.random.random() < wfrac[cl_cls[c]]:
                     cl_write[c] = 1
             tp = t + send
-            _timer_set(c, tp + timeout, cl_dl, tl_next, tl_prev, IS)
+            tl_head, tl_tail = _timer_set(c, tp + timeout, cl_dl, tl_next, tl_prev, tl_head, tl_tail)
             if loss > 0.0 and np.random.random() < loss:
-                G[K.G_WIRE] += 1.0
+                g_wire += 1.0
             elif cl_cls[c] < 0:
-                if IS[S_HIT_N] >= cap_hit:
-                    IS[S_STATUS] = 1
-                    return 1
-                k = IS[S_HIT_H] + IS[S_HIT_N]
+                if hit_n >= cap_hit:
+                    ret = 1
+                    break
+                k = hit_h + hit_n
                 if k >= cap_hit:
                     k -= cap_hit
                 hit_t[k] = tp + hit_rtt
                 hit_c[k] = c
                 hit_a[k] = cl_att[c]
-                IS[S_HIT_N] += 1
+                hit_n += 1
             else:
-                if IS[S_ARR_N] >= cap_arr:
-                    IS[S_STATUS] = 2
-                    return 2
-                k = IS[S_ARR_H] + IS[S_ARR_N]
+                if arr_n >= cap_arr:
+                    ret = 2
+                    break
+                k = arr_h + arr_n
                 if k >= cap_arr:
                     k -= cap_arr
                 arr_t[k] = tp + half
@@ -398,7 +448,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 arr_a[k] = cl_att[c]
                 arr_s[k] = cl_cls[c]
                 arr_w[k] = cl_write[c]
-                IS[S_ARR_N] += 1
+                arr_n += 1
 
         # ---- a packet reaches a worker's receive buffer ----
         if arr_c_ != -2:
@@ -456,9 +506,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 status, extra, switched, started = _lsm.write_start(s, m, t, lp, ls, li, mach,
                                                                      wal_block)
                 if switched:
-                    G[K.G_SWITCHES] += 1.0
+                    g_switches += 1.0
                 if started:
-                    _bg_schedule(lp, st_mach, ls, li, mach, IS, FS)
+                    next_bg, bg_st, bg_kind = _lsm.bg_next(lp, st_mach, ls, li, mach)
                 if status == _lsm.STOP:
                     # the worker blocks until a flush of this instance completes
                     sl_busy[sl] = 2
@@ -473,3 +523,33 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             C[s, K.C_BLOCK] += extra
             sl_busy[sl] = 1
             _tree_set(tv, ti, tsize, sl, t + extra + work)
+
+    IS[S_HIT_H] = hit_h
+    IS[S_HIT_N] = hit_n
+    IS[S_ARR_H] = arr_h
+    IS[S_ARR_N] = arr_n
+    IS[S_RSP_H] = rsp_h
+    IS[S_RSP_N] = rsp_n
+    IS[S_TL_HEAD] = tl_head
+    IS[S_TL_TAIL] = tl_tail
+    IS[S_BG_ST] = bg_st
+    IS[S_BG_KIND] = bg_kind
+    FS[F_NEXT_OPEN] = next_open
+    FS[F_NEXT_BG] = next_bg
+    FS[F_NOW] = t
+    G[K.G_DONE] += g_done
+    G[K.G_HITS] += g_hits
+    G[K.G_RETRIED] += g_retried
+    G[K.G_LAT] += g_lat
+    G[K.G_LAT2] += g_lat2
+    G[K.G_STALE] += g_stale
+    G[K.G_OPEN_DONE] += g_open_done
+    G[K.G_OPEN_RESP] += g_open_resp
+    G[K.G_RESENDS] += g_resends
+    G[K.G_FLUSHES] += g_flushes
+    G[K.G_COMPACTIONS] += g_compactions
+    G[K.G_ISSUED] += g_issued
+    G[K.G_WIRE] += g_wire
+    G[K.G_SWITCHES] += g_switches
+    IS[S_STATUS] = ret
+    return ret
