@@ -11,9 +11,12 @@ agree statistically, not draw for draw. The first run on a machine compiles
 the kernel (10-20 s); the compiled code is cached on disk
 (:func:`sim.fast_kernel.cache_dir`), so later runs start at once.
 
-The kernel draws from numba's per-thread random state, which
-:class:`FastEngine` seeds when it is created: run one engine at a time per
-thread (as :func:`sim.run.run_config` does) for reproducible output.
+The kernel draws from its own generator, whose state the engine holds (so
+engines do not share a stream). Gamma service times (``service_cv`` other
+than 1) still come from numba's per-thread random state, which
+:class:`FastEngine` seeds when it is created: with those, run one engine at
+a time per thread (as :func:`sim.run.run_config` does) for reproducible
+output.
 """
 
 from __future__ import annotations
@@ -132,6 +135,7 @@ class FastEngine:
             np.zeros(slots), np.zeros(slots), tv, ti,
             # RocksDB background state (model.rack.lsm) and busy workers per machine
             cfg.lsm_params, ls, li, mach, i64(cfg.machines),
+            K.seed_state(seed),
         ]
 
     def run_until(self, t_us: float) -> dict:

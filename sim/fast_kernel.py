@@ -26,8 +26,8 @@ next event is the minimum of seven heads.
 State lives in numpy arrays owned by :class:`sim.fast.FastEngine`; the
 kernel runs one chunk (normally one simulated second) and returns, so
 Python can update load-dependent service means, report progress and take
-Ctrl-C between chunks. Random numbers come from numba's per-thread
-Mersenne Twister, seeded by :func:`seed`.
+Ctrl-C between chunks. Random numbers come from an inline xoshiro256+
+generator whose state is one of those arrays (:func:`seed_state`).
 
 Compiled code is cached on disk (:func:`cache_dir`): a second run in a new
 process does not compile again. The cache directory is keyed by the source
@@ -38,6 +38,7 @@ cache only notices changes to this file.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from pathlib import Path
 
@@ -126,6 +127,65 @@ def seed(s):
     np.random.seed(s)
 
 
+# ---- the kernel's own generator: xoshiro256+ (Blackman and Vigna 2018) ----
+# Called inline, several times per request; numba's np.random functions are
+# calls that fetch a thread-local Mersenne Twister each time (a quarter of
+# the kernel's time). The state is four uint64 words in ``rs``, seeded by
+# :func:`seed_state` with splitmix64. np.random (seeded by :func:`seed`)
+# remains only for gamma service times (cv != 1).
+_U53 = 1.0 / 9007199254740992.0          # 2^-53
+
+
+def seed_state(s: int) -> np.ndarray:
+    """xoshiro256+ state from an integer seed (splitmix64, as its authors advise)."""
+    out = np.empty(4, dtype=np.uint64)
+    x = int(s) & 0xFFFFFFFFFFFFFFFF
+    for i in range(4):
+        x = (x + 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+        z = x
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+        out[i] = z ^ (z >> 31)
+    return out
+
+
+@njit(cache=True, inline="always")
+def _u01(rs):
+    """A uniform double in [0, 1) (the top 53 bits of xoshiro256+)."""
+    s0 = rs[0]
+    s1 = rs[1]
+    s2 = rs[2]
+    s3 = rs[3]
+    r = s0 + s3
+    t = s1 << np.uint64(17)
+    s2 ^= s0
+    s3 ^= s1
+    s1 ^= s2
+    s0 ^= s3
+    s2 ^= t
+    s3 = (s3 << np.uint64(45)) | (s3 >> np.uint64(19))
+    rs[0] = s0
+    rs[1] = s1
+    rs[2] = s2
+    rs[3] = s3
+    return np.float64(r >> np.uint64(11)) * _U53
+
+
+@njit(cache=True, inline="always")
+def _exponential(rs, mean):
+    """An exponential draw of the given mean (inverse CDF; 1 - u is in (0, 1])."""
+    return -mean * math.log(1.0 - _u01(rs))
+
+
+@njit(cache=True, inline="always")
+def _service(rs, mean, shape):
+    """:func:`model.rack.service.draw_service`: exponential (shape 1) from the
+    kernel's generator, gamma otherwise."""
+    if shape == 1.0 and mean > 0.0:
+        return _exponential(rs, mean)
+    return _svc.draw_service(mean, shape)
+
+
 @njit(cache=True, inline="always")
 def _tree_set(tv, ti, size, i, v):
     k = size + i
@@ -208,7 +268,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
               rsp_t, rsp_c, rsp_a,
               q_c, q_a, q_w, q_t, q_h, q_n,
               sl_st, sl_busy, sl_c, sl_a, sl_w, sl_arr, sl_start, sl_since, tv, ti,
-              lp, ls, li, mach, m_busy):
+              lp, ls, li, mach, m_busy, rs):
     send = P[P_SEND]
     hit_rtt = P[P_HIT_RTT]
     half = P[P_HALF_RTT]
@@ -405,9 +465,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
         else:                # kind == 7: an open (Poisson) arrival
             arr_c_ = -1 if n_cl == 0 else -3
             arr_a_ = 0
-            arr_s_ = _pl.draw_station(1.0, np.random.random(), 0.0, open_cum)
+            arr_s_ = _pl.draw_station(1.0, _u01(rs), 0.0, open_cum)
             arr_w_ = open_write
-            next_open = t + np.random.exponential(1.0 / open_rate)
+            next_open = t + _exponential(rs, 1.0 / open_rate)
 
         # ---- a client sends (its new request's first attempt, or a resend) ----
         if send_c >= 0:
@@ -417,13 +477,13 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 g_issued += 1.0
                 cl_start[c] = t
                 cl_first[c] = cl_att[c]
-                cl_cls[c] = _pl.draw_station(np.random.random(), np.random.random(), hit_p, st_cum)
+                cl_cls[c] = _pl.draw_station(_u01(rs), _u01(rs), hit_p, st_cum)
                 cl_write[c] = 0
-                if cl_cls[c] >= 0 and np.random.random() < wfrac[cl_cls[c]]:
+                if cl_cls[c] >= 0 and _u01(rs) < wfrac[cl_cls[c]]:
                     cl_write[c] = 1
             tp = t + send
             tl_head, tl_tail = _timer_set(c, tp + timeout, cl_dl, tl_next, tl_prev, tl_head, tl_tail)
-            if loss > 0.0 and np.random.random() < loss:
+            if loss > 0.0 and _u01(rs) < loss:
                 g_wire += 1.0
             elif cl_cls[c] < 0:
                 if hit_n >= cap_hit:
@@ -515,7 +575,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                     sl_since[sl] = t
                     _tree_set(tv, ti, tsize, sl, INF)
                     continue
-            work = _svc.draw_service(svc_mean[s], shape)
+            work = _service(rs, svc_mean[s], shape)
             m_busy[m] += 1
             if cores > 0.0:
                 # busy workers (this one included) and running background jobs

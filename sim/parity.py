@@ -69,7 +69,11 @@ def regimes() -> dict[str, Scenario]:
 #: collapse (and how many) differs from run to run (seeds 1-4 give 0.704-0.745
 #: MOPS), and the analytic solver predicts the expectation over runs (its
 #: collapse chain). Their throughput is compared with the mean over these seeds.
-RANDOM_OUTCOME = {"5 ms timeout": (1, 2, 3, 4), "facts: timeout 5 ms": (1, 2, 3, 4)}
+#: The WAL regime has a handful of long blocks per run, and its difference
+#: sits at the test's bound (9.4-11.2 % over seeds 1-8 in 8 s runs): one
+#: seed would decide the case, so it is compared with a four-seed mean too.
+RANDOM_OUTCOME = {"5 ms timeout": (1, 2, 3, 4), "facts: timeout 5 ms": (1, 2, 3, 4),
+                  "WAL switch + slowdown": (1, 2, 3, 4)}
 
 
 @dataclass
