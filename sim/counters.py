@@ -83,7 +83,7 @@ def _cell_table() -> np.ndarray:
     e = CELL_E0 + np.arange(CELL_ROWS)[:, None]
     lo = np.ldexp(1.0 + np.arange(2 ** CELL_BITS)[None, :] / 2 ** CELL_BITS, e)   # cell's low end
     k = np.searchsorted(hist_edges_us(), lo.ravel(), side="right") - 1
-    return np.clip(k, 0, HIST_BINS - 1).astype(np.int64)
+    return np.clip(k, 0, HIST_BINS - 1).astype(np.int16)
 
 
 HIST_CELLS = _cell_table()

@@ -79,11 +79,9 @@ class SimpyEngine:
         self.keys = keys
         self._cls_buf = np.zeros(0, dtype=np.int64)
         self._cls_pos = 0
-        self._st_cum = np.cumsum(cfg.station_probs / cfg.station_probs.sum())
-        self._st_cum[-1] = 1.0 + 1e-12
+        self._st_table = pl_mech.station_table(cfg.station_probs)
         op = cfg.open_probs
-        self._open_cum = np.cumsum(op / op.sum()) if op.sum() > 0 else self._st_cum.copy()
-        self._open_cum[-1] = 1.0 + 1e-12
+        self._open_table = pl_mech.station_table(op) if op.sum() > 0 else self._st_table
         self.stores = [simpy.Store(self.env) for _ in range(n)]
         self.buf = np.minimum(cfg.buffer_pkts, cfg.queue_capacity())
         self.busy_slots = np.zeros(n, dtype=np.int64)
@@ -113,7 +111,7 @@ class SimpyEngine:
             self._cls_pos += 1
             return k
         return pl_mech.draw_station(self.rng.random(), self.rng.random(), self.cfg.hit_ratio,
-                                    self._st_cum)
+                                    *self._st_table)
 
     # ---- clients and the network ----
     def _client(self, c: int, t0: float):
@@ -198,7 +196,7 @@ class SimpyEngine:
         env, cfg = self.env, self.cfg
         while True:
             yield env.timeout(float(self.rng.exponential(1.0 / cfg.open_rate_per_us)))
-            s = pl_mech.draw_station(1.0, self.rng.random(), 0.0, self._open_cum)
+            s = pl_mech.draw_station(1.0, self.rng.random(), 0.0, *self._open_table)
             client = -1 if cfg.n_clients == 0 else -3
             self._arrive(_Packet(client, 0, s, int(cfg.open_write)))
 

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from model.rack import lsm as lsm_mech
+from model.rack import lsm as lsm_mech, placement as pl_mech
 
 from . import counters
 from . import fast_kernel as K
@@ -88,11 +88,9 @@ class FastEngine:
         qcap = int(max(1, int(np.max(qcaps))))
         cap_rsp = cap + int(qcaps.sum()) + slots
 
-        st_cum = np.cumsum(cfg.station_probs / cfg.station_probs.sum())
-        st_cum[-1] = 1.0 + 1e-12
-        op = cfg.open_probs / cfg.open_probs.sum() if cfg.open_probs.sum() > 0 else cfg.station_probs
-        open_cum = np.cumsum(op)
-        open_cum[-1] = 1.0 + 1e-12
+        st_acc, st_alias = pl_mech.station_table(cfg.station_probs)
+        op = cfg.open_probs if cfg.open_probs.sum() > 0 else cfg.station_probs
+        open_acc, open_alias = pl_mech.station_table(op)
         slot0 = np.concatenate(([0], np.cumsum(c)[:-1])).astype(np.int64)
         sl_st = np.repeat(np.arange(n, dtype=np.int64), c)
 
@@ -117,7 +115,7 @@ class FastEngine:
         self.IS = IS
         self.args = [
             P, IP, IS, FS, self.G, self.C, self.hist,
-            st_cum, open_cum, cfg.service_mean_us, cfg.write_frac, c, slot0,
+            st_acc, st_alias, open_acc, open_alias, cfg.service_mean_us, cfg.write_frac, c, slot0,
             np.minimum(cfg.buffer_pkts, qcap).astype(np.int64), cfg.station_machine,
             cfg.wal_block_us,
             # clients

@@ -195,11 +195,15 @@ def _tree_set(tv, ti, size, i, v):
         a = 2 * k
         b = a + 1
         if tv[a] <= tv[b]:
-            tv[k] = tv[a]
-            ti[k] = ti[a]
+            w = tv[a]
+            j = ti[a]
         else:
-            tv[k] = tv[b]
-            ti[k] = ti[b]
+            w = tv[b]
+            j = ti[b]
+        if w == tv[k] and j == ti[k]:
+            break                  # the winner here is unchanged, so is every one above
+        tv[k] = w
+        ti[k] = j
         k >>= 1
 
 
@@ -261,7 +265,7 @@ def _timer_set(c, dl, cl_dl, tl_next, tl_prev, head, tail):
 
 @njit(cache=True)
 def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
-              st_cum, open_cum, svc_mean, wfrac, st_c, st_slot0, st_buf, st_mach, wal_block,
+              st_acc, st_alias, open_acc, open_alias, svc_mean, wfrac, st_c, st_slot0, st_buf, st_mach, wal_block,
               cl_att, cl_first, cl_cls, cl_write, cl_start, cl_dl, cl_started, tl_next, tl_prev,
               hit_t, hit_c, hit_a,
               arr_t, arr_c, arr_a, arr_s, arr_w,
@@ -305,6 +309,11 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     bg_kind = IS[S_BG_KIND]
     next_open = FS[F_NEXT_OPEN]
     next_bg = FS[F_NEXT_BG]
+    # each FIFO's head time (INF when empty), kept beside it so that picking
+    # the next event is a chain of compares and selects, not of branches
+    hit_nt = hit_t[hit_h] if hit_n > 0 else INF
+    arr_nt = arr_t[arr_h] if arr_n > 0 else INF
+    rsp_nt = rsp_t[rsp_h] if rsp_n > 0 else INF
     ret = 0
     t = t_end
     # the chunk's global counters (G, zeroed by the caller), also as locals
@@ -327,14 +336,14 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
         # ---- pick the earliest event source ----
         t = t_end
         kind = 0
-        if hit_n > 0 and hit_t[hit_h] < t:
-            t = hit_t[hit_h]
+        if hit_nt < t:
+            t = hit_nt
             kind = 1
-        if arr_n > 0 and arr_t[arr_h] < t:
-            t = arr_t[arr_h]
+        if arr_nt < t:
+            t = arr_nt
             kind = 2
-        if rsp_n > 0 and rsp_t[rsp_h] < t:
-            t = rsp_t[rsp_h]
+        if rsp_nt < t:
+            t = rsp_nt
             kind = 3
         if tv[1] < t:
             t = tv[1]
@@ -368,12 +377,14 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 a = hit_a[k]
                 hit_h = k + 1 if k + 1 < cap_hit else 0
                 hit_n -= 1
+                hit_nt = hit_t[hit_h] if hit_n > 0 else INF
             else:
                 k = rsp_h
                 c = rsp_c[k]
                 a = rsp_a[k]
                 rsp_h = k + 1 if k + 1 < cap_rsp else 0
                 rsp_n -= 1
+                rsp_nt = rsp_t[rsp_h] if rsp_n > 0 else INF
             if _cl.reply_completes(retry, a, cl_att[c], cl_first[c]):
                 lat = t - cl_start[c]
                 g_done += 1.0
@@ -399,6 +410,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             arr_w_ = arr_w[k]
             arr_h = k + 1 if k + 1 < cap_arr else 0
             arr_n -= 1
+            arr_nt = arr_t[arr_h] if arr_n > 0 else INF
         elif kind == 4:      # a worker finishes a request
             sl = ti[1]
             s = sl_st[sl]
@@ -419,6 +431,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 if k >= cap_rsp:
                     k -= cap_rsp
                 rsp_t[k] = t + half
+                if rsp_n == 0:
+                    rsp_nt = t + half
                 rsp_c[k] = c
                 rsp_a[k] = sl_a[sl]
                 rsp_n += 1
@@ -465,7 +479,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
         else:                # kind == 7: an open (Poisson) arrival
             arr_c_ = -1 if n_cl == 0 else -3
             arr_a_ = 0
-            arr_s_ = _pl.draw_station(1.0, _u01(rs), 0.0, open_cum)
+            arr_s_ = _pl.draw_station(1.0, _u01(rs), 0.0, open_acc, open_alias)
             arr_w_ = open_write
             next_open = t + _exponential(rs, 1.0 / open_rate)
 
@@ -477,7 +491,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 g_issued += 1.0
                 cl_start[c] = t
                 cl_first[c] = cl_att[c]
-                cl_cls[c] = _pl.draw_station(_u01(rs), _u01(rs), hit_p, st_cum)
+                cl_cls[c] = _pl.draw_station(_u01(rs), _u01(rs), hit_p, st_acc, st_alias)
                 cl_write[c] = 0
                 if cl_cls[c] >= 0 and _u01(rs) < wfrac[cl_cls[c]]:
                     cl_write[c] = 1
@@ -493,6 +507,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 if k >= cap_hit:
                     k -= cap_hit
                 hit_t[k] = tp + hit_rtt
+                if hit_n == 0:
+                    hit_nt = tp + hit_rtt
                 hit_c[k] = c
                 hit_a[k] = cl_att[c]
                 hit_n += 1
@@ -504,6 +520,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 if k >= cap_arr:
                     k -= cap_arr
                 arr_t[k] = tp + half
+                if arr_n == 0:
+                    arr_nt = tp + half
                 arr_c[k] = c
                 arr_a[k] = cl_att[c]
                 arr_s[k] = cl_cls[c]

@@ -70,7 +70,7 @@ def regimes() -> dict[str, Scenario]:
 #: MOPS), and the analytic solver predicts the expectation over runs (its
 #: collapse chain). Their throughput is compared with the mean over these seeds.
 #: The WAL regime has a handful of long blocks per run, and its difference
-#: sits at the test's bound (9.4-11.2 % over seeds 1-8 in 8 s runs): one
+#: sits at the test's bound (9.0-10.5 % over seeds 1-8 in 8 s runs): one
 #: seed would decide the case, so it is compared with a four-seed mean too.
 RANDOM_OUTCOME = {"5 ms timeout": (1, 2, 3, 4), "facts: timeout 5 ms": (1, 2, 3, 4),
                   "WAL switch + slowdown": (1, 2, 3, 4)}

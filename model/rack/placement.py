@@ -21,7 +21,8 @@ What it means (docs/model.md, docs/workload.md):
   (``machine_of``), which share disk, cores and the WAL's write-back.
 
 Mean-value form: the shares are the visit ratios of the closed network.
-Per-event form: :func:`draw_station`.
+Per-event form: :func:`draw_station` over the alias table of
+:func:`station_table`.
 """
 
 from __future__ import annotations
@@ -123,16 +124,38 @@ def without_writebacks(p: PlacementSpec) -> PlacementSpec:
 
 
 # ---------------------------------------------------------------- per-event form
-def draw_station(u_hit: float, u_station: float, hit_ratio: float, station_cum) -> int:
-    """-1 for a cache hit, else the worker (``station_cum`` = cumulative
-    probabilities given a miss, last entry above 1)."""
+def station_table(probs) -> tuple[np.ndarray, np.ndarray]:
+    """Walker's alias table of a distribution over workers (Vose's
+    construction): ``(accept, alias)``. Worker i is drawn with probability
+    ``probs[i] / sum(probs)`` by :func:`draw_station`, in constant time
+    (the simulators draw a worker for every request; a binary search over
+    the cumulative shares cost a mispredicted branch per step)."""
+    p = np.asarray(probs, dtype=float)
+    n = len(p)
+    scaled = p * (n / p.sum())
+    accept = np.ones(n)
+    alias = np.arange(n, dtype=np.int64)
+    small = [i for i in range(n) if scaled[i] < 1.0]
+    large = [i for i in range(n) if scaled[i] >= 1.0]
+    while small and large:
+        s, g = small.pop(), large.pop()
+        accept[s] = scaled[s]
+        alias[s] = g
+        scaled[g] -= 1.0 - scaled[s]
+        (small if scaled[g] < 1.0 else large).append(g)
+    # what is left is 1 up to rounding: accept it always
+    return accept, alias
+
+
+def draw_station(u_hit: float, u_station: float, hit_ratio: float, accept, alias) -> int:
+    """-1 for a cache hit, else the worker, from a uniform ``u_station`` and
+    the alias table (:func:`station_table`) of the workers' shares given a miss."""
     if u_hit < hit_ratio:
         return -1
-    lo, hi = 0, station_cum.shape[0] - 1
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if station_cum[mid] > u_station:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
+    n = accept.shape[0]
+    x = u_station * n
+    i = min(int(x), n - 1)
+    a = alias[i]
+    # i with probability accept[i], else its alias: chosen by arithmetic, not
+    # a branch, which would be mispredicted about as often as it is taken
+    return a + (i - a) * int(x - i < accept[i])
