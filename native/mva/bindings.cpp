@@ -97,6 +97,29 @@ py::array_t<double> run_overflow(Arr2 cum, Arr logd, Arr c, LArr rows, double cu
     return out;
 }
 
+py::array_t<double> run_throughput(Arr a0, Arr a1, Arr b, Arr Z, Arr n, int max_steps) {
+    if (a0.ndim() != 3 || a1.ndim() != 3 || b.ndim() != 3)
+        throw py::value_error("a0, a1 and b must be 3-d (networks x populations x stations)");
+    const std::size_t R = static_cast<std::size_t>(a0.shape(0)), G = static_cast<std::size_t>(a0.shape(1)),
+                      m = static_cast<std::size_t>(a0.shape(2));
+    for (const Arr* a : {&a1, &b})
+        if (static_cast<std::size_t>(a->shape(0)) != R || static_cast<std::size_t>(a->shape(1)) != G ||
+            static_cast<std::size_t>(a->shape(2)) != m)
+            throw py::value_error("a0, a1 and b must have the same shape");
+    if (Z.ndim() != 1 || static_cast<std::size_t>(Z.shape(0)) != R)
+        throw py::value_error("Z needs one entry per network");
+    if (n.ndim() != 2 || static_cast<std::size_t>(n.shape(0)) != R ||
+        static_cast<std::size_t>(n.shape(1)) != G)
+        throw py::value_error("n must be networks x populations");
+    py::array_t<double> out({static_cast<py::ssize_t>(R), static_cast<py::ssize_t>(G)});
+    {
+        py::gil_scoped_release release;
+        mva::throughput_roots(R, G, m, a0.data(), a1.data(), b.data(), Z.data(), n.data(),
+                              max_steps, out.mutable_data());
+    }
+    return out;
+}
+
 PYBIND11_MODULE(_mva, mod) {
     mod.doc() = "Closed-network MVA recursion of the analytic solver (model/solvers/mva_core.py)";
     mod.def("recursion",
@@ -122,4 +145,8 @@ PYBIND11_MODULE(_mva, mod) {
     mod.def("overflow_pairs", &run_overflow,
             "Per station: E[(queue - c)+] from its rack's log tail terms (analytic._overflow_pairs)",
             py::arg("cum"), py::arg("logd"), py::arg("c"), py::arg("rows"), py::arg("cut"));
+    mod.def("throughput_roots", &run_throughput,
+            "Schweitzer throughput per network and population (mva_core._throughput)",
+            py::arg("a0"), py::arg("a1"), py::arg("b"), py::arg("Z"), py::arg("n"),
+            py::arg("max_steps"));
 }

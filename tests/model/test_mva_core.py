@@ -121,6 +121,37 @@ def test_the_throughput_root_is_the_bisections_to_the_last_bits():
     assert 1.0 - x[0] * b[0, 0].max() < 1e-4
 
 
+def test_the_compiled_throughput_root_is_the_numpy_reference():
+    """native/mva/throughput.cpp takes the numpy reference's Newton steps one
+    network at a time: the same roots to rounding, on the hard cases above and
+    on a batch of several populations per network (as approximate_batch asks)."""
+    if not hasattr(mc._compiled, "throughput_roots"):
+        pytest.skip("the compiled module is not built")
+    cases = list(_cases())
+    a0 = np.array([c[0] for c in cases])[:, None, :]
+    a1 = np.array([c[1] for c in cases])[:, None, :]
+    b = np.array([c[2] for c in cases])[:, None, :]
+    Z = np.array([c[3] for c in cases])[:, None]
+    n = np.array([c[4] for c in cases])[:, None]
+    got = mc._throughput(a0, a1, b, Z, n)
+    ref = mc._throughput_numpy(a0, a1, b, Z, n)
+    assert np.all(np.abs(got / ref - 1.0) < 4e-15), np.abs(got / ref - 1.0)
+    rng = np.random.default_rng(11)
+    R, G, m = 5, 7, 300
+    pops = rng.uniform(2.0, 5e5, (R, G))
+    f = ((pops - 1.0) / pops)[:, :, None]
+    A = rng.uniform(5.0, 40.0, (R, 1, m))
+    v = rng.dirichlet(np.ones(m), R)[:, None, :]
+    a0 = v * A
+    a1 = v * 0.2 * A * f * v * A
+    b = f * v * A
+    Zs = rng.uniform(10.0, 300.0, (R, 1))
+    got = mc._throughput(a0, a1, b, Zs, pops)
+    ref = mc._throughput_numpy(a0, a1, b, Zs, pops)
+    assert got.shape == (R, G)
+    np.testing.assert_allclose(got, ref, rtol=4e-15, atol=0)
+
+
 def test_throughput_at_is_the_recursions_last_value_and_schweitzer_past_n_exact():
     """throughput_at (what a collapsed worker's root search asks at every
     trial): the exact recursion's X(N) up to N_EXACT (the numpy reference
