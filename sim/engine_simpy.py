@@ -224,7 +224,8 @@ class SimpyEngine:
                     since = env.now
                     yield self.flush_done[s]
                     C[s, counters.C_STALL] += env.now - since
-            work = svc_mech.draw_service(float(cfg.service_mean_us[s]), cfg.service_shape)
+            work = svc_mech.draw_service(float(cfg.service_mean_us[s]), cfg.service_shape,
+                                         cfg.recv_floor_us + cfg.gap_us)
             self.m_busy[m] += 1
             if cfg.cores > 0:
                 work *= svc_mech.stretch(self.m_busy[m] + self.mach[m, lsm_mech.M_BG],

@@ -84,7 +84,7 @@ INF = 1e300
 
 # ---- float parameters (P) ----
 P_SEND, P_HIT_RTT, P_HALF_RTT, P_TIMEOUT, P_LOSS, P_HIT, P_SHAPE, P_OPEN_RATE, P_CTX, \
-    P_CORES, P_NP = range(11)
+    P_CORES, P_FIXED, P_NP = range(12)
 # ---- int parameters (IP) ----
 I_CLIENTS, I_ST, I_SLOTS, I_LSM, I_OPEN_WRITE, I_TREE, I_RETRY, I_NP = range(8)
 # ---- scalar int state (IS) ----
@@ -178,12 +178,12 @@ def _exponential(rs, mean):
 
 
 @njit(cache=True, inline="always")
-def _service(rs, mean, shape):
-    """:func:`model.rack.service.draw_service`: exponential (shape 1) from the
-    kernel's generator, gamma otherwise."""
-    if shape == 1.0 and mean > 0.0:
-        return _exponential(rs, mean)
-    return _svc.draw_service(mean, shape)
+def _service(rs, mean, shape, fixed):
+    """:func:`model.rack.service.draw_service`: the fixed part plus an
+    exponential (shape 1) from the kernel's generator, or a gamma."""
+    if shape == 1.0 and mean > fixed:
+        return fixed + _exponential(rs, mean - fixed)
+    return _svc.draw_service(mean, shape, fixed)
 
 
 @njit(cache=True, inline="always")
@@ -283,6 +283,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     open_rate = P[P_OPEN_RATE]
     ctx = P[P_CTX]
     cores = P[P_CORES]
+    fixed = P[P_FIXED]
     n_cl = IP[I_CLIENTS]
     lsm_on = IP[I_LSM] != 0
     open_write = IP[I_OPEN_WRITE]
@@ -593,7 +594,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                     sl_since[sl] = t
                     _tree_set(tv, ti, tsize, sl, INF)
                     continue
-            work = _service(rs, svc_mean[s], shape)
+            work = _service(rs, svc_mean[s], shape, fixed)
             m_busy[m] += 1
             if cores > 0.0:
                 # busy workers (this one included) and running background jobs

@@ -44,11 +44,17 @@ What it means (docs/model.md):
   RocksDB background jobs) than there are cores is stretched by
   ``runnable / cores x (1 + context_switch_penalty)``.
 * Each service also includes the receive call (``recv_floor_us``, reported as
-  wait) and ``server_gap_us`` (neither wait nor process). Service times are
-  gamma distributed with coefficient of variation ``service_cv``.
+  wait) and ``server_gap_us`` (neither wait nor process). Those two are fixed;
+  the process part is gamma distributed with coefficient of variation
+  ``service_cv``. (Until 2026-11-24 the whole service was one gamma draw, so a
+  draw could be shorter than the receive call alone, and a simulated worker
+  with few completions reported a negative mean process time; the simulator
+  soak, ``python -m tests.robustness.soak simulator``, found it.) The squared
+  coefficient of variation of the whole service is then
+  ``service_cv^2 (process / service)^2`` (:func:`service_scv`).
 
 Mean-value forms: :func:`run_average_cost`, :func:`load_factor`,
-:func:`mean_stretch`. Per-event forms: :func:`cost_at` (per simulated
+:func:`mean_stretch`, :func:`service_scv`, :func:`residual_excess`. Per-event forms: :func:`cost_at` (per simulated
 second), :func:`load_factor`, :func:`stretch`, :func:`draw_service`.
 """
 
@@ -356,11 +362,32 @@ def _peers_by_division(u: np.ndarray) -> np.ndarray:
     return np.clip(q, 0.0, None)
 
 
+# ---------------------------------------------------------------- service variability
+def service_scv(S, fixed, cv2):
+    """Squared coefficient of variation of a whole service of mean ``S`` whose
+    ``fixed`` part (receive floor and gap) is constant and whose rest is gamma
+    with squared CV ``cv2``: ``cv2 ((S - fixed) / S)^2``; arrays broadcast."""
+    S = np.asarray(S, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(S > 0, np.clip(S - fixed, 0.0, None) / np.where(S > 0, S, 1.0), 0.0)
+    return cv2 * frac * frac
+
+
+def residual_excess(S, fixed, cv2):
+    """The mean residual of the service in progress, less one mean service:
+    ``E[S^2] / (2 E[S]) - S`` for the service of :func:`service_scv` (the MVA
+    term for a non-exponential server); ``(cv2 - 1) S / 2`` with no fixed part."""
+    S = np.asarray(S, dtype=float)
+    return 0.5 * (service_scv(S, fixed, cv2) - 1.0) * S
+
+
 # ---------------------------------------------------------------- per-event draw
-def draw_service(mean: float, shape: float) -> float:
-    """A gamma service time of the given mean and shape = 1 / cv^2."""
-    if mean <= 0.0:
-        return 0.0
+def draw_service(mean: float, shape: float, fixed: float = 0.0) -> float:
+    """A service time of the given mean: ``fixed`` (the receive floor and the
+    gap) plus a gamma draw of the rest, shape = 1 / cv^2."""
+    rest = mean - fixed
+    if rest <= 0.0:
+        return mean if mean > 0.0 else 0.0
     if shape == 1.0:
-        return np.random.exponential(mean)
-    return np.random.gamma(shape, mean / shape)
+        return fixed + np.random.exponential(rest)
+    return fixed + np.random.gamma(shape, rest / shape)

