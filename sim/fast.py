@@ -101,8 +101,12 @@ class FastEngine:
         if N:
             tl_next[-1] = -1
         tl_prev = np.arange(-1, N - 1, dtype=np.int64)
-        IS[K.S_TL_HEAD] = 0 if N else -1
-        IS[K.S_TL_TAIL] = N - 1 if N else -1
+        tl = np.full(6, -1, dtype=np.int64)              # (head, tail) of each timer list
+        tl[2 * K.T_START] = 0 if N else -1
+        tl[2 * K.T_START + 1] = N - 1 if N else -1
+        # the client timers (sim.fast_kernel._timer_set), kept by name for checks
+        self._tl, self._tl_next, self._cl_list = tl, tl_next, np.zeros(N, dtype=np.int64)
+        self._cl_dl = start.astype(float)
 
         tv = np.zeros(2 * tsize)
         ti = np.zeros(2 * tsize, dtype=np.int64)
@@ -120,8 +124,8 @@ class FastEngine:
             np.minimum(cfg.buffer_pkts, qcap).astype(np.int64), cfg.station_machine,
             cfg.wal_block_us,
             # clients
-            i64(N), i64(N), i64(N), i64(N), np.zeros(N), start.astype(float), i64(N),
-            tl_next, tl_prev,
+            i64(N), i64(N), i64(N), i64(N), np.zeros(N), self._cl_dl, i64(N),
+            tl_next, tl_prev, self._cl_list, tl,
             # FIFOs
             np.zeros(cap), i64(cap), i64(cap),
             np.zeros(cap), i64(cap), i64(cap), i64(cap), i64(cap),
