@@ -52,11 +52,11 @@ RACKS = {
 
 def closed_network(cfg: SimConfig) -> SimConfig:
     """The rack's bare closed network: the same clients, stations, shares,
-    delays and mean service (the receive floor and gap folded in), none of
-    the storage, loss or timeout mechanisms."""
-    total = cfg.service_mean_us + cfg.recv_floor_us + cfg.gap_us
+    delays and mean service (``service_mean_us`` holds the receive floor and
+    the gap already; here they are not split off as a fixed part), none of the
+    storage, loss or timeout mechanisms."""
     return SimConfig(n_clients=cfg.n_clients, station_probs=cfg.station_probs.copy(),
-                     service_mean_us=total, hit_ratio=cfg.hit_ratio, send_us=cfg.send_us,
+                     service_mean_us=cfg.service_mean_us.copy(), hit_ratio=cfg.hit_ratio, send_us=cfg.send_us,
                      hit_rtt_us=cfg.hit_rtt_us, miss_rtt_us=cfg.miss_rtt_us,
                      service_cv=cfg.service_cv, write_frac=0.0)
 
