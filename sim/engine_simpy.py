@@ -228,8 +228,10 @@ class SimpyEngine:
                                          cfg.recv_floor_us + cfg.gap_us)
             self.m_busy[m] += 1
             if cfg.cores > 0:
-                work *= svc_mech.stretch(self.m_busy[m] + self.mach[m, lsm_mech.M_BG],
-                                         cfg.cores, cfg.ctx_penalty)
+                work = svc_mech.stretched(
+                    work, cfg.recv_floor_us + cfg.gap_us,
+                    svc_mech.stretch(self.m_busy[m] + self.mach[m, lsm_mech.M_BG], cfg.cores,
+                                     cfg.ctx_penalty))
             C[s, counters.C_BLOCK] += extra
             yield env.timeout(extra + work)
             self.m_busy[m] -= 1

@@ -76,7 +76,7 @@ from . import counters as K  # noqa: E402
 
 # The mechanisms' per-event functions, compiled into the loop.
 for _f in (_lsm._flush_start, _lsm._disk_progress, _lsm.write_start, _lsm.write_done,
-           _lsm.bg_next, _lsm.bg_event, _svc.stretch, _svc.draw_service,
+           _lsm.bg_next, _lsm.bg_event, _svc.stretch, _svc.stretched, _svc.draw_service,
            _cl.reply_completes, _nw.admits, _pl.draw_station):
     register_jitable(_f)
 
@@ -609,7 +609,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             m_busy[m] += 1
             if cores > 0.0:
                 # busy workers (this one included) and running background jobs
-                work *= _svc.stretch(m_busy[m] + mach[m, _lsm.M_BG], cores, ctx)
+                work = _svc.stretched(work, fixed,
+                                      _svc.stretch(m_busy[m] + mach[m, _lsm.M_BG], cores, ctx))
             C[s, K.C_BLOCK] += extra
             sl_busy[sl] = 1
             _tree_set(tv, ti, tsize, sl, t + extra + work)

@@ -34,7 +34,6 @@ KNOWN_MISSES = {
         "pile-up behind WAL blocks with 64 clients: the analytic 10.1 % below the four-seed "
         "mean, at the bound (9.9 % before the receive floor and gap became fixed parts of a "
         "service; seeds 1-8 spanned 9.0-10.5 %)",
-    ("oversubscribed cores", "wait_us"): "time slicing of two workers on one core",
     ("32 servers", "wait_us"): "rare WAL blocks (a few per run): the simulator's wait varies "
                                "6.0-9.1 us over seeds 1-4, the analytic 6.4 us is inside",
     ("facts: T36", "wait_us"): "loss during WAL blocks: the analytic loses 42k packets per run, "

@@ -46,3 +46,10 @@ def test_a_lightly_loaded_simulated_worker_never_reports_a_negative_process_time
     for seed in (1, 2, 3):
         p = FastSimulator(0.01, seed).solve(spec)
         assert min(s.process_us for s in p.servers) >= 0.0
+
+
+def test_cpu_stretch_slows_the_process_part_only():
+    # as the analytic mean has it: (cost x stretch) + receive floor and gap
+    assert svc.stretched(10.0, 2.5, 3.0) == pytest.approx(2.5 + 7.5 * 3.0)
+    assert svc.stretched(10.0, 0.0, 2.0) == pytest.approx(20.0)
+    assert svc.stretched(2.0, 2.5, 3.0) == 2.0           # no process part: nothing to stretch
