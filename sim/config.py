@@ -94,6 +94,12 @@ class SimConfig:
     def service_shape(self) -> float:
         return 1.0 / self.service_cv ** 2
 
+    @property
+    def service_fixed_us(self) -> float:
+        """The fixed part of every service: the receive floor and the gap
+        (only the rest is random and stretched, model.rack.service)."""
+        return self.recv_floor_us + self.gap_us
+
     def queue_capacity(self) -> np.ndarray:
         """Ring size per station: the buffer, bounded by what can ever be queued.
 

@@ -10,7 +10,6 @@ the SimPy engine fills the same arrays.
 from __future__ import annotations
 
 import bisect
-import math
 
 import numpy as np
 

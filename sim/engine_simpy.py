@@ -225,11 +225,11 @@ class SimpyEngine:
                     yield self.flush_done[s]
                     C[s, counters.C_STALL] += env.now - since
             work = svc_mech.draw_service(float(cfg.service_mean_us[s]), cfg.service_shape,
-                                         cfg.recv_floor_us + cfg.gap_us)
+                                         cfg.service_fixed_us)
             self.m_busy[m] += 1
             if cfg.cores > 0:
                 work = svc_mech.stretched(
-                    work, cfg.recv_floor_us + cfg.gap_us,
+                    work, cfg.service_fixed_us,
                     svc_mech.stretch(self.m_busy[m] + self.mach[m, lsm_mech.M_BG], cfg.cores,
                                      cfg.ctx_penalty))
             C[s, counters.C_BLOCK] += extra

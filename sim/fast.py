@@ -57,7 +57,7 @@ class FastEngine:
         P[K.P_OPEN_RATE] = cfg.open_rate_per_us
         P[K.P_CTX] = cfg.ctx_penalty
         P[K.P_CORES] = float(cfg.cores)
-        P[K.P_FIXED] = cfg.recv_floor_us + cfg.gap_us      # the fixed part of a service
+        P[K.P_FIXED] = cfg.service_fixed_us
         IP = np.zeros(K.I_NP, dtype=np.int64)
         IP[K.I_CLIENTS] = N
         IP[K.I_ST] = n

@@ -13,15 +13,15 @@ FIFO whose entries come out sorted:
 * ``hit`` FIFO: a cache hit returns after ``send + hit_rtt``;
 * ``arr`` FIFO: a miss reaches its worker ``send + rtt/2`` after sending;
 * ``rsp`` FIFO: a reply reaches its client ``rtt/2`` after the worker is done;
-* timers: every client has one armed deadline, kept in a doubly linked list
-  ordered by deadline (a new deadline is almost always the latest, so it
-  is inserted from the tail; the first request of every client is started
-  through the same list, at staggered times).
+* timers: every client has one armed deadline, in one of three doubly
+  linked lists ordered by deadline: the first sends (staggered starts), send
+  deadlines (t + send + timeout) and FarReach re-arms (t + timeout). Within
+  a list a new deadline is the latest, so it is inserted from the tail.
 
 Service completions use a tournament tree over the worker slots (O(log
 slots) per update, O(1) minimum). Background (flush/compaction) events are
 rare; the next one is found by a scan, redone only when one changes. The
-next event is the minimum of seven heads.
+next event is the minimum of nine heads.
 
 State lives in numpy arrays owned by :class:`sim.fast.FastEngine`; the
 kernel runs one chunk (normally one simulated second) and returns, so

@@ -188,7 +188,7 @@ def _wait_process(span_us: float, completions: float, busy_us: float, cfg: SimCo
     """Notes-style wait and process (us) of a worker, and its utilisation."""
     if completions <= 0:
         return math.nan, math.nan, busy_us / span_us if span_us > 0 else 0.0
-    process = busy_us / completions - cfg.recv_floor_us - cfg.gap_us
+    process = busy_us / completions - cfg.service_fixed_us
     wait = span_us / completions - process - cfg.gap_us
     return wait, process, busy_us / span_us
 
@@ -273,7 +273,7 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
     for i in range(n):
         w, p, u = _wait_process(span, T["compl"][i], T["busy"][i], cfg)
         if T["compl"][i] <= 0:
-            w, p = math.inf, float(cfg.service_mean_us[i] - cfg.recv_floor_us - cfg.gap_us)
+            w, p = math.inf, float(cfg.service_mean_us[i] - cfg.service_fixed_us)
         wait[i], proc[i], util[i] = w, p, u
     lat_done = T["lat"] / done if done > 0 else math.inf
     lat = _latency(cfg, span, done, T["lat"])

@@ -55,8 +55,9 @@ What it means (docs/model.md):
   ``service_cv^2 (process / service)^2`` (:func:`service_scv`).
 
 Mean-value forms: :func:`run_average_cost`, :func:`load_factor`,
-:func:`mean_stretch`, :func:`service_scv`, :func:`residual_excess`. Per-event forms: :func:`cost_at` (per simulated
-second), :func:`load_factor`, :func:`stretch`, :func:`draw_service`.
+:func:`mean_stretch`, :func:`service_scv`, :func:`residual_excess`.
+Per-event forms: :func:`cost_at` (per simulated second), :func:`load_factor`,
+:func:`stretch`, :func:`stretched`, :func:`draw_service`.
 """
 
 from __future__ import annotations
@@ -389,12 +390,12 @@ def service_scv(S, fixed, cv2):
     return cv2 * frac * frac
 
 
-def residual_excess(S, fixed, cv2):
+def residual_excess(S, scv):
     """The mean residual of the service in progress, less one mean service:
-    ``E[S^2] / (2 E[S]) - S`` for the service of :func:`service_scv` (the MVA
-    term for a non-exponential server); ``(cv2 - 1) S / 2`` with no fixed part."""
-    S = np.asarray(S, dtype=float)
-    return 0.5 * (service_scv(S, fixed, cv2) - 1.0) * S
+    ``E[S^2] / (2 E[S]) - S = (scv - 1) S / 2`` for services of mean ``S`` and
+    squared coefficient of variation ``scv`` (:func:`service_scv`): the MVA
+    term for a non-exponential server."""
+    return 0.5 * (np.asarray(scv, dtype=float) - 1.0) * np.asarray(S, dtype=float)
 
 
 # ---------------------------------------------------------------- per-event draw

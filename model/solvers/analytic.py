@@ -544,8 +544,8 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     Uo = np.minimum(b.ev * (S + extra), 0.99)         # write-backs: an open class
     A = S_req * (1.0 + dup)
     # residual of the service proper (receive floor and gap fixed, the rest gamma)
-    C = svc_mech.residual_excess(S, b.floor_gap[:, None], b.cv2[:, None])
     cv2w = svc_mech.service_scv(S, b.floor_gap[:, None], b.cv2[:, None])   # per worker
+    C = svc_mech.residual_excess(S, cv2w)
     # WAL switches and write stops: rare, long blocks that clients pile up behind
     arrivals = X[:, None] * b.s
     # who can still arrive while a worker is blocked (clients.free_during_block)

@@ -34,6 +34,8 @@ try:  # the compiled recursion (native/mva), when built
     from native import _mva as _compiled
 except ImportError:  # pragma: no cover - a source checkout without the build
     _compiled = None
+#: the compiled Schweitzer root (absent from a build older than the binding)
+_compiled_roots = getattr(_compiled, "throughput_roots", None)
 
 
 #: Networks with more clients than N_EXACT and more than WORK_EXACT
@@ -232,11 +234,11 @@ def _throughput(a0, a1, b, Z, n, max_steps: int = 100) -> np.ndarray:
     built: the same Newton steps, one network and population at a time (a
     4,096-worker rack's 41 fixed-point steps spent 0.25 s in numpy here).
     ``Z`` is R x 1 as :func:`approximate_batch` passes it."""
-    if _compiled is not None and hasattr(_compiled, "throughput_roots"):
+    if _compiled_roots is not None:
         a0, a1, b = (np.ascontiguousarray(a, dtype=float) for a in np.broadcast_arrays(a0, a1, b))
         n = np.ascontiguousarray(np.broadcast_to(n, a0.shape[:2]), dtype=float)
         z = np.ascontiguousarray(np.broadcast_to(Z, (a0.shape[0], 1))[:, 0], dtype=float)
-        return _compiled.throughput_roots(a0, a1, b, z, n, max_steps)
+        return _compiled_roots(a0, a1, b, z, n, max_steps)
     return _throughput_numpy(a0, a1, b, Z, n, max_steps)
 
 

@@ -103,16 +103,20 @@ def _cases():
         yield a0, a1, b, rng.uniform(50.0, 500.0), n
 
 
+def _stacked(cases):
+    """The cases as _throughput takes them: one network each, one population
+    (a0, a1, b: R x 1 x m; Z, n: R x 1)."""
+    a0, a1, b = (np.array([c[k] for c in cases])[:, None, :] for k in range(3))
+    Z, n = (np.array([c[k] for c in cases])[:, None] for k in (3, 4))
+    return a0, a1, b, Z, n
+
+
 def test_the_throughput_root_is_the_bisections_to_the_last_bits():
     """Newton on (1 - X b*) g(X) finds the same root as bisecting g, including a
     hot worker 1e-7 below saturation, a second pole 1e-12 or one rounding step
     away, and all poles equal."""
     cases = list(_cases())
-    a0 = np.array([c[0] for c in cases])[:, None, :]
-    a1 = np.array([c[1] for c in cases])[:, None, :]
-    b = np.array([c[2] for c in cases])[:, None, :]
-    Z = np.array([c[3] for c in cases])[:, None]
-    n = np.array([c[4] for c in cases])[:, None]
+    a0, a1, b, Z, n = _stacked(cases)
     x = mc._throughput(a0, a1, b, Z, n)[:, 0]
     ref = np.array([_bisect(c[0], c[1], c[2], c[3], c[4]) for c in cases])
     assert np.all(np.abs(x / ref - 1.0) < 4e-15), np.abs(x / ref - 1.0)
@@ -125,14 +129,10 @@ def test_the_compiled_throughput_root_is_the_numpy_reference():
     """native/mva/throughput.cpp takes the numpy reference's Newton steps one
     network at a time: the same roots to rounding, on the hard cases above and
     on a batch of several populations per network (as approximate_batch asks)."""
-    if not hasattr(mc._compiled, "throughput_roots"):
+    if mc._compiled_roots is None:
         pytest.skip("the compiled module is not built")
     cases = list(_cases())
-    a0 = np.array([c[0] for c in cases])[:, None, :]
-    a1 = np.array([c[1] for c in cases])[:, None, :]
-    b = np.array([c[2] for c in cases])[:, None, :]
-    Z = np.array([c[3] for c in cases])[:, None]
-    n = np.array([c[4] for c in cases])[:, None]
+    a0, a1, b, Z, n = _stacked(cases)
     got = mc._throughput(a0, a1, b, Z, n)
     ref = mc._throughput_numpy(a0, a1, b, Z, n)
     assert np.all(np.abs(got / ref - 1.0) < 4e-15), np.abs(got / ref - 1.0)

@@ -244,6 +244,10 @@ def check_output(path: str) -> int:
     return 1 if bad else 0
 
 
+#: the scenario spaces by their --space name
+SPACES = {"fast": FAST, "full": FULL}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.robustness.soak")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -252,29 +256,29 @@ def main(argv=None) -> int:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--batch", type=int, default=20)
     s.add_argument("--limit", type=float, default=60.0, help="seconds per scenario")
-    s.add_argument("--space", choices=("fast", "full"), default="fast")
+    s.add_argument("--space", choices=tuple(SPACES), default="fast")
     s.add_argument("--jobs", type=int, default=1, help="processes (the same scenarios for any)")
     p = sub.add_parser("plan")
     p.add_argument("--rows", type=int, default=300)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", required=True)
-    p.add_argument("--space", choices=("fast", "full"), default="fast")
+    p.add_argument("--space", choices=tuple(SPACES), default="fast")
     m = sub.add_parser("simulator")
     m.add_argument("--n", type=int, default=500)
     m.add_argument("--seed", type=int, default=1)
     m.add_argument("--seconds", type=float, default=0.2, help="simulated seconds per scenario")
-    m.add_argument("--space", choices=("fast", "full"), default="fast")
+    m.add_argument("--space", choices=tuple(SPACES), default="fast")
     c = sub.add_parser("check")
     c.add_argument("--out", required=True)
     args = ap.parse_args(argv)
     if args.cmd == "scenarios":
-        return soak_scenarios(args.n, args.seed, FAST if args.space == "fast" else FULL,
+        return soak_scenarios(args.n, args.seed, SPACES[args.space],
                               args.batch, args.limit, args.jobs)
     if args.cmd == "simulator":
-        return soak_simulator(args.n, args.seed, FAST if args.space == "fast" else FULL,
+        return soak_simulator(args.n, args.seed, SPACES[args.space],
                               args.seconds)
     if args.cmd == "plan":
-        rows = plan_rows(args.rows, args.seed, FAST if args.space == "fast" else FULL)
+        rows = plan_rows(args.rows, args.seed, SPACES[args.space])
         with open(args.out, "w", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=PLAN_COLUMNS)
             w.writeheader()

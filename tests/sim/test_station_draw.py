@@ -7,7 +7,6 @@ import pytest
 from scipy import stats
 
 from model.rack import placement as pl
-from sim import fast_kernel  # noqa: F401  (compiles draw_station into the kernel)
 
 
 def table_probs(accept, alias):

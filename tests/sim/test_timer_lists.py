@@ -11,7 +11,6 @@ import numpy as np
 from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
-from sim import fast_kernel as K
 from sim.fast import FastEngine
 from sim.run import FastSimulator
 
