@@ -248,6 +248,28 @@ def check_output(path: str) -> int:
 SPACES = {"fast": FAST, "full": FULL}
 
 
+def _positive(text: str) -> float:
+    """A --seconds value: a number above 0 (argparse reports anything else, exit 2)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (v > 0 and math.isfinite(v)):
+        raise argparse.ArgumentTypeError(f"{text!r}: simulated seconds must be above 0")
+    return v
+
+
+def _count(text: str) -> int:
+    """A --n value: a whole number of scenarios, at least 1."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: at least 1 scenario")
+    return v
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.robustness.soak")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -264,9 +286,9 @@ def main(argv=None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--space", choices=tuple(SPACES), default="fast")
     m = sub.add_parser("simulator")
-    m.add_argument("--n", type=int, default=500)
+    m.add_argument("--n", type=_count, default=500)
     m.add_argument("--seed", type=int, default=1)
-    m.add_argument("--seconds", type=float, default=0.2, help="simulated seconds per scenario")
+    m.add_argument("--seconds", type=_positive, default=0.2, help="simulated seconds per scenario")
     m.add_argument("--space", choices=tuple(SPACES), default="fast")
     c = sub.add_parser("check")
     c.add_argument("--out", required=True)

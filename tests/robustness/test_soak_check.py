@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .soak import check_output
+import pytest
+
+from .soak import check_output, main
 
 
 def test_check_reads_the_warning_column_as_text_and_every_prediction_as_a_number(tmp_path, capsys):
@@ -45,3 +47,14 @@ def test_scenario_soak_over_two_processes_solves_the_same_scenarios():
     tail = lambda lines: lines[-1].split(": ", 1)[1]                    # noqa: E731
     assert tail(one) == tail(two) == "{'solved': 4, 'violations': 0, 'exceptions': 0, 'slow': 0}"
     assert [ln.split(" in ")[0] for ln in one] == [ln.split(" in ")[0] for ln in two]
+
+
+def test_simulator_soak_refuses_bad_arguments_and_runs_a_few_racks(capsys):
+    for argv in (["--seconds", "-1"], ["--seconds", "0"], ["--seconds", "abc"], ["--n", "0"]):
+        with pytest.raises(SystemExit) as e:
+            main(["simulator", *argv])
+        assert e.value.code == 2
+        err = capsys.readouterr().err
+        assert "--seconds" in err or "--n" in err
+    assert main(["simulator", "--n", "3", "--seed", "2", "--seconds", "0.01"]) == 0
+    assert "DONE 3 scenarios" in capsys.readouterr().out
