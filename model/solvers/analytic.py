@@ -988,8 +988,12 @@ def _blend(a: _State, w: float, z: _State) -> _State:
                tuple(f(x, y) for x, y in zip(a.lsm_prev, z.lsm_prev)), a.collapsed,
                np.maximum(a.iterations, z.iterations), a.converged & z.converged,
                f(a.implied, z.implied))
-    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block", "x_hist"):
+    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
         setattr(t, k, f(getattr(a, k), getattr(z, k)))
+    # X(1..N) is as wide as the largest population of the batch a trial ran
+    # in, zero past the rack's own: the two ends may come from different ones
+    wide = max(a.x_hist.shape[1], z.x_hist.shape[1])
+    t.x_hist = f(*(np.pad(x.x_hist, ((0, 0), (0, wide - x.x_hist.shape[1]))) for x in (a, z)))
     t.cyc = {k: f(a.cyc[k], z.cyc[k]) for k in a.cyc}
     return t
 

@@ -918,3 +918,25 @@ def test_the_delay_solved_at_is_the_delay_its_losses_imply(regime_profile, row):
     assert abs(implied - D) <= analytic.MIX_TOL * (D + 1e-3 * float(b.period[0]))
     # and the state obeys the operational law at each worker: U = X s S
     assert np.all(st.util[0] <= 1.0 + 1e-9)
+
+
+def test_two_end_states_from_batches_of_different_populations_blend(profile):
+    """The two ends of a closed bracket can come from trials run in different
+    sub-batches, whose X(1..N) arrays are as wide as each batch's largest
+    population: the mixture pads the narrower one (it raised a broadcast
+    error on a 1,000-row plan)."""
+    from model.solvers import analytic
+    small = compile_rack(Scenario.default().updated({"servers.count": 2, "clients.threads": 64}),
+                         profile)
+    big = compile_rack(Scenario.default().updated({"servers.count": 2, "clients.threads": 256}),
+                       profile)
+    b1, b2 = analytic._Batch.of([small]), analytic._Batch.of([small, big])
+    s1 = analytic._solve_states(b1, analytic._initial(b1))
+    s2 = analytic._solve_states(b2, analytic._initial(b2))
+    a = analytic._take(s1, 0, b1.nmach // b1.R)
+    z = analytic._take(s2, 0, b2.nmach // b2.R)
+    assert a.x_hist.shape[1] == 64 and z.x_hist.shape[1] == 256
+    m = analytic._blend(a, 0.25, z)
+    assert m.x_hist.shape == (1, 256)
+    assert np.allclose(m.x_hist[0, :64], 0.25 * a.x_hist[0] + 0.75 * z.x_hist[0, :64])
+    assert m.X[0] == pytest.approx(0.25 * a.X[0] + 0.75 * z.X[0])
