@@ -848,7 +848,14 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
     g0 = st.implied - D
     # racks whose losses imply no delay worth the name are done
     need = g0 > 1e-6 * (b.period + 1.0)
-    lo, hi = D.copy(), np.where(need, st.implied, D)
+    # The first top: implied(0), or, when lower, N / X -- the delay at which
+    # all N clients would sit out timeouts (Little's law at the current
+    # throughput), past which hardly any queue is left to lose packets. A top
+    # below the root moves up (below), so it need not be a bound.
+    with np.errstate(divide="ignore"):
+        all_asleep = np.where(st.X > 0, b.N / st.X, np.inf)
+    lo = D.copy()
+    hi = np.where(need, np.where(all_asleep > lo, np.minimum(st.implied, all_asleep), st.implied), D)
     g_lo, g_hi = g0.copy(), np.full(R, np.nan)
     if D0 is not None:
         # Started at a neighbour's root: a negative g puts the root in [0, D].
