@@ -62,6 +62,8 @@ TOL = 1e-5
 #: A timeout-delay root search that ends further than this from g = 0
 #: (relative, :func:`_consistency`) closed on a jump of g: see _solve_states.
 MIX_TOL = 1e-3
+#: Workers x bins of the late-reply sums built at once (32 MiB an array).
+LATE_CHUNK_CELLS = 1 << 22
 #: Largest damped step of the inner fixed point (a share of the map's own
 #: step). 0.6 took 22 % more steps over a 1,000-row plan for the same answers,
 #: and its finite differences met jumps in some racks' paths (docs/model.md).
@@ -422,6 +424,17 @@ def _late_sums(cum: np.ndarray, logd: np.ndarray, k_drop: np.ndarray, S: np.ndar
                                dup[live], budget[live], period[live], every[live], rows[live])
         return out
     edges = _k_bins(width - 1)
+    if P > 1 and P * len(edges) > LATE_CHUNK_CELLS:
+        # Each worker's sum is its own: the P x bins arrays below are built a
+        # slice of workers at a time (809,880 workers x 636 bins, the sigma
+        # points of a full-space plan's racks, asked for 3.8 GiB an array and
+        # exhausted the memory).
+        step = max(1, LATE_CHUNK_CELLS // len(edges))
+        for a in range(0, P, step):
+            c = slice(a, a + step)
+            out[c] = _late_sums(cum, logd[c], k_drop[c], S[c], A[c], cv2[c], dup[c], budget[c],
+                                period[c], every[c], rows[c])
+        return out
     kd = kd_top.astype(np.int64)                                           # k < k_drop
     # only bins that start below some worker's drop level hold any term
     used = max(1, int(np.searchsorted(edges[:-1], int(kd.max()), side="left")))
@@ -873,12 +886,14 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
     done = ~need
     # the states at the bracket's ends (g > 0 at lo, g < 0 at hi), kept for
     # a bracket that closes on a jump of g (see the end)
-    # (the batch state of the trial and the rack's row in it; copied only
-    # for the racks that need it)
+    # (one-rack copies cut to the rack's own workers and population: copies
+    # of every trial's whole batch state exhausted the memory on a 400-rack
+    # plan of up to 3,955 workers a rack)
     mach_per = b.nmach // R
-    first = _take_all(st)
-    ends: dict[tuple[int, int], tuple[_State, int]] = {
-        (int(r), 1 if g0[r] > 0 else -1): (first, int(r)) for r in np.nonzero(need)[0]}
+    ends: dict[tuple[int, int], _State] = {}
+    for r in np.nonzero(need)[0]:
+        ends[(int(r), 1 if g0[r] > 0 else -1)] = _take(st, int(r), mach_per, int(b.N[r]),
+                                                        b.specs[r].servers)
     g_last = g0.copy()
     failed = np.zeros(R, dtype=np.int64)            # rounds whose fixed point did not settle
     for rnd in range(40):
@@ -904,9 +919,6 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         g = res.implied - Dn
         g_last[todo] = g
         pos = g > 0
-        trial = _take_all(res) if res is st else res     # st changes in later rounds
-        for j, r in enumerate(todo):
-            ends[(int(r), 1 if pos[j] else -1)] = (trial, j)
         # Illinois: when the same end survives twice, halve its g
         keep_hi = pos
         new_lo = np.where(pos, Dn, lo[todo])
@@ -922,6 +934,9 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         side[todo] = np.where(keep_hi, 1, -1)
         lo[todo], hi[todo], g_lo[todo], g_hi[todo] = new_lo, new_hi, glo, ghi
         width = hi[todo] - lo[todo]
+        for j, r in enumerate(todo):
+            ends[(int(r), 1 if pos[j] else -1)] = _take(res, j, mach_per, int(sub.N[j]),
+                                                         b.specs[r].servers)
         # A rack whose inner fixed point keeps failing to settle stops after
         # STEP_BUDGET steps in all, reported as unsettled: 40 rounds of MAX_ITER
         # would take minutes for the same flag (the soak met 4,133 steps; a
@@ -946,12 +961,12 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
             continue
         if (r, 1) not in ends or (r, -1) not in ends:
             continue
-        a, z = (_take(*ends[(r, side)], mach_per) for side in (1, -1))
+        a, z = ends[(r, 1)], ends[(r, -1)]
         ga, gz = float(a.implied[0] - a.delay[0]), float(z.implied[0] - z.delay[0])
         if not ga > 0 > gz:
             continue
         w = -gz / (ga - gz)
-        _scatter(st, np.array([r]), _blend(a, w, z), b)
+        _put(st, r, _blend(a, w, z), mach_per)
     st.iterations = total
     return st
 
@@ -962,29 +977,38 @@ def _consistency(g, D, period):
     return np.abs(g) / (np.asarray(D, dtype=float) + 1e-3 * np.asarray(period, dtype=float))
 
 
-def _take_all(st: _State) -> _State:
-    """A copy of a batch state's arrays (the state itself is updated in place)."""
-    t = _State(st.X.copy(), st.util.copy(), st.p_drop.copy(), st.dup.copy(), st.writes.copy(),
-               st.bg.copy(), st.delay.copy(), tuple(x.copy() for x in st.lsm_prev), st.collapsed,
-               st.iterations.copy(), st.converged.copy(), st.implied.copy())
-    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block", "x_hist"):
-        setattr(t, k, getattr(st, k).copy())
-    t.cyc = {f: a.copy() for f, a in st.cyc.items()}
-    return t
-
-
-def _take(res: _State, j: int, mach_per: int) -> _State:
+def _take(res: _State, j: int, mach_per: int, n: int, m: int) -> _State:
     """Rack ``j`` of a batch state, with the iteration's output quantities, as
-    a one-rack state (a copy) that :func:`_scatter` can write back."""
-    rows = np.array([j])
-    mslots = np.arange(j * mach_per, (j + 1) * mach_per)
-    t = _State(res.X[rows], res.util[rows], res.p_drop[rows], res.dup[rows], res.writes[rows],
-               res.bg[mslots], res.delay[rows], tuple(x[rows] for x in res.lsm_prev),
-               (res.collapsed[j],), res.iterations[rows], res.converged[rows], res.implied[rows])
-    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block", "x_hist"):
-        setattr(t, k, getattr(res, k)[rows])
-    t.cyc = {f: a[rows] for f, a in res.cyc.items()}
+    a one-rack state: a copy of its first ``m`` workers, ``n`` populations and
+    machines (:func:`_put` writes it back)."""
+    def row(a, width):
+        return a[j:j + 1, :width].copy()
+    t = _State(res.X[j:j + 1].copy(), row(res.util, m), row(res.p_drop, m), row(res.dup, m),
+               row(res.writes, m), res.bg[j * mach_per:(j + 1) * mach_per].copy(),
+               res.delay[j:j + 1].copy(), tuple(row(x, m) for x in res.lsm_prev),
+               (res.collapsed[j],), res.iterations[j:j + 1].copy(),
+               res.converged[j:j + 1].copy(), res.implied[j:j + 1].copy())
+    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
+        setattr(t, k, row(getattr(res, k), m))
+    t.x_hist = row(res.x_hist, n)
+    t.cyc = {f: row(a, m) for f, a in res.cyc.items()}
     return t
+
+
+def _put(st: _State, r: int, t: _State, mach_per: int) -> None:
+    """Write a one-rack state from :func:`_take` back as rack ``r`` of ``st``."""
+    m, n = t.util.shape[1], t.x_hist.shape[1]
+    st.X[r], st.delay[r], st.implied[r] = t.X[0], t.delay[0], t.implied[0]
+    st.converged[r] = t.converged[0]
+    for k in ("util", "p_drop", "dup", "writes", "S_req", "stretch", "wait_extra", "demand", "q",
+              "block"):
+        getattr(st, k)[r, :m] = getattr(t, k)[0]
+    for a, v in zip(st.lsm_prev, t.lsm_prev):
+        a[r, :m] = v[0]
+    st.bg[r * mach_per:(r + 1) * mach_per] = t.bg
+    st.x_hist[r, :n] = t.x_hist[0]
+    for f, v in t.cyc.items():
+        st.cyc[f][r, :m] = v[0]
 
 
 def _blend(a: _State, w: float, z: _State) -> _State:
@@ -997,10 +1021,7 @@ def _blend(a: _State, w: float, z: _State) -> _State:
                f(a.implied, z.implied))
     for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
         setattr(t, k, f(getattr(a, k), getattr(z, k)))
-    # X(1..N) is as wide as the largest population of the batch a trial ran
-    # in, zero past the rack's own: the two ends may come from different ones
-    wide = max(a.x_hist.shape[1], z.x_hist.shape[1])
-    t.x_hist = f(*(np.pad(x.x_hist, ((0, 0), (0, wide - x.x_hist.shape[1]))) for x in (a, z)))
+    t.x_hist = f(a.x_hist, z.x_hist)
     t.cyc = {k: f(a.cyc[k], z.cyc[k]) for k in a.cyc}
     return t
 

@@ -450,6 +450,31 @@ def test_late_sums_of_many_workers_equal_each_worker_on_its_own():
         assert np.all(got[:4] > 0)               # the others can be late
 
 
+def test_late_sums_built_a_slice_of_workers_at_a_time_are_the_same(monkeypatch):
+    """_late_sums builds its workers x bins arrays for at most LATE_CHUNK_CELLS
+    cells at once (a full-space plan's sigma points asked for 3.8 GiB an
+    array); each worker's sum is its own, so the slices give the same sums
+    (to rounding: 2e-16 relative)."""
+    from model.solvers import analytic
+    rng = np.random.default_rng(5)
+    R, N, P = 4, 600, 37
+    n = np.arange(1, N + 1)[None, :]
+    x_hist = (0.9 / 30.0) * -np.expm1(-n / rng.uniform(20.0, 80.0, size=(R, 1)))
+    cum = analytic._cum_logx(x_hist, np.full(R, N), 500)
+    rows = rng.integers(0, R, size=P)
+    S = rng.uniform(20.0, 40.0, P)
+    args = (cum, np.log(rng.uniform(15.0, 35.0, P)), rng.uniform(100.0, 480.0, P), S,
+            S * rng.uniform(1.0, 1.5, P), rng.uniform(0.3, 2.0, P), rng.uniform(0.0, 1.0, P),
+            rng.uniform(500.0, 4000.0, P))
+    for every in (True, False):
+        whole = analytic._late_sums(*args, args[-1] + 20.0, np.full(P, every), rows)
+        monkeypatch.setattr(analytic, "LATE_CHUNK_CELLS", 100)   # a few workers a slice
+        sliced = analytic._late_sums(*args, args[-1] + 20.0, np.full(P, every), rows)
+        monkeypatch.undo()
+        assert np.any(whole > 0)
+        assert np.allclose(sliced, whole, rtol=1e-12, atol=0.0)
+
+
 def test_workers_whose_timer_fires_after_every_wait_are_skipped_exactly():
     """Workers whose first timer fires after the bound on every wait's horizon
     (mean + 10 sd at k = 0 or k = k_drop) are left out before the bins are
@@ -920,23 +945,29 @@ def test_the_delay_solved_at_is_the_delay_its_losses_imply(regime_profile, row):
     assert np.all(st.util[0] <= 1.0 + 1e-9)
 
 
-def test_two_end_states_from_batches_of_different_populations_blend(profile):
-    """The two ends of a closed bracket can come from trials run in different
-    sub-batches, whose X(1..N) arrays are as wide as each batch's largest
-    population: the mixture pads the narrower one (it raised a broadcast
-    error on a 1,000-row plan)."""
+def test_kept_end_states_are_cut_to_their_rack_and_blend_across_batches(profile):
+    """The root search keeps the states at its bracket's ends for the mixture.
+    They are cut to the rack's own workers and population: whole-batch copies
+    of every trial exhausted the memory on a 400-rack plan of up to 3,955
+    workers a rack, and X(1..N) of batches with different largest
+    populations did not broadcast together (a 1,000-row plan)."""
     from model.solvers import analytic
     small = compile_rack(Scenario.default().updated({"servers.count": 2, "clients.threads": 64}),
                          profile)
-    big = compile_rack(Scenario.default().updated({"servers.count": 2, "clients.threads": 256}),
+    big = compile_rack(Scenario.default().updated({"servers.count": 8, "clients.threads": 256}),
                        profile)
     b1, b2 = analytic._Batch.of([small]), analytic._Batch.of([small, big])
     s1 = analytic._solve_states(b1, analytic._initial(b1))
     s2 = analytic._solve_states(b2, analytic._initial(b2))
-    a = analytic._take(s1, 0, b1.nmach // b1.R)
-    z = analytic._take(s2, 0, b2.nmach // b2.R)
-    assert a.x_hist.shape[1] == 64 and z.x_hist.shape[1] == 256
+    assert s2.x_hist.shape[1] == 256 and s2.util.shape[1] == 8
+    a = analytic._take(s1, 0, b1.nmach // b1.R, 64, 2)
+    z = analytic._take(s2, 0, b2.nmach // b2.R, 64, 2)
+    assert a.x_hist.shape == z.x_hist.shape == (1, 64)
+    assert a.util.shape == z.util.shape == (1, 2)
     m = analytic._blend(a, 0.25, z)
-    assert m.x_hist.shape == (1, 256)
-    assert np.allclose(m.x_hist[0, :64], 0.25 * a.x_hist[0] + 0.75 * z.x_hist[0, :64])
+    assert np.allclose(m.x_hist, 0.25 * a.x_hist + 0.75 * z.x_hist)
     assert m.X[0] == pytest.approx(0.25 * a.X[0] + 0.75 * z.X[0])
+    # written back, it is that rack's state again
+    before = s2.util.copy()
+    analytic._put(s2, 0, z, b2.nmach // b2.R)
+    assert np.array_equal(s2.util, before)
