@@ -1,7 +1,14 @@
 """Session-wide test settings."""
 
+import atexit
 import os
+import shutil
 import tempfile
 
-# Keep the workload model's on-disk cache out of the user's home during tests.
-os.environ.setdefault("KVPERF_CACHE_DIR", tempfile.mkdtemp(prefix="kvperf-cache-"))
+# Keep the workload model's on-disk cache out of the user's home during tests,
+# in a directory of this session's own that goes when the session ends (one
+# was left behind per run, and hundreds piled up in /tmp).
+if "KVPERF_CACHE_DIR" not in os.environ:
+    _cache = tempfile.mkdtemp(prefix="kvperf-cache-")
+    os.environ["KVPERF_CACHE_DIR"] = _cache
+    atexit.register(shutil.rmtree, _cache, ignore_errors=True)
