@@ -59,6 +59,9 @@ STEP_BUDGET = 4 * MAX_ITER       # steps per rack over all timeout-delay rounds,
 #: costs MAX_ITER steps for the same flag (a full-range plan rack spent 1,600)
 UNSETTLED_ROUNDS = 2
 TOL = 1e-5
+#: A timeout delay D is a root when |g(D)| is at most this, relative
+#: (:func:`_consistency`).
+ROOT_TOL = 1e-4
 #: A timeout-delay root search that ends further than this from g = 0
 #: (relative, :func:`_consistency`) closed on a jump of g: see _solve_states.
 MIX_TOL = 1e-3
@@ -241,6 +244,10 @@ class _State:
     q: np.ndarray | None = None
     cyc: lsm_mech.FlushCycles | None = None
     block: np.ndarray | None = None
+
+
+#: the per-worker fields of a state that the last iteration leaves for the outputs
+_OUTPUTS = ("S_req", "stretch", "wait_extra", "demand", "q", "block")
 
 
 def _initial(b: _Batch, collapsed: Sequence[tuple] | None = None) -> _State:
@@ -875,13 +882,13 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         # g(0) = implied(0) >= implied(D) (the implied delay falls with D),
         # so implied(D) stands in for g(0): the first trial is then implied(D),
         # the plain fixed-point step, and the bracket stays valid.
-        below = (g0 < 0) & ~(np.abs(g0) <= 1e-4 * (D + 1e-3 * b.period))
+        below = (g0 < 0) & ~(_consistency(g0, D, b.period) <= ROOT_TOL)
         lo = np.where(below, 0.0, lo)
         hi = np.where(below, D, hi)
         g_lo = np.where(below, st.implied, g_lo)
         g_hi = np.where(below, g0, g_hi)
         need = need | below
-        need &= ~(np.abs(g0) <= 1e-4 * (D + 1e-3 * b.period))
+        need &= ~(_consistency(g0, D, b.period) <= ROOT_TOL)
     side = np.zeros(R, dtype=np.int64)
     done = ~need
     # the states at the bracket's ends (g > 0 at lo, g < 0 at hi), kept for
@@ -923,7 +930,7 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         keep_hi = pos
         new_lo = np.where(pos, Dn, lo[todo])
         new_hi = np.where(pos, hi[todo], Dn)
-        # The top of the bracket, implied(0), is above the root when the implied
+        # The first top (implied(0) or N / X) is above the root when the implied
         # delay falls with D. From a state on the loss-heavy side it can rise
         # instead (g(top) > 0): the top then moves up to what that trial implies.
         up = pos & np.isnan(g_hi[todo]) & (Dn >= hi[todo])
@@ -942,7 +949,7 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
         # would take minutes for the same flag (the soak met 4,133 steps; a
         # resend storm of 296 workers at a 12 us timeout costs 0.1 s a step)
         failed[todo] += ~res.converged
-        fin = (np.abs(g) <= 1e-4 * (Dn + 1e-3 * b.period[todo])) | (width <= 1e-5 * (hi[todo] + 1.0)) \
+        fin = (_consistency(g, Dn, b.period[todo]) <= ROOT_TOL) | (width <= 1e-5 * (hi[todo] + 1.0)) \
             | (~res.converged & ((total[todo] >= STEP_BUDGET) | (failed[todo] >= UNSETTLED_ROUNDS)))
         done[todo[fin]] = True
     # A bracket can close on a jump of g instead of a root. Near the jump the
@@ -980,7 +987,9 @@ def _consistency(g, D, period):
 def _take(res: _State, j: int, mach_per: int, n: int, m: int) -> _State:
     """Rack ``j`` of a batch state, with the iteration's output quantities, as
     a one-rack state: a copy of its first ``m`` workers, ``n`` populations and
-    machines (:func:`_put` writes it back)."""
+    machines (:func:`_put` writes it back). :func:`_row` cut to the rack's own
+    size, so that every trial's ends can be kept and blended: the full-width
+    row is as wide as the batch's largest rack and population."""
     def row(a, width):
         return a[j:j + 1, :width].copy()
     t = _State(res.X[j:j + 1].copy(), row(res.util, m), row(res.p_drop, m), row(res.dup, m),
@@ -988,7 +997,7 @@ def _take(res: _State, j: int, mach_per: int, n: int, m: int) -> _State:
                res.delay[j:j + 1].copy(), tuple(row(x, m) for x in res.lsm_prev),
                (res.collapsed[j],), res.iterations[j:j + 1].copy(),
                res.converged[j:j + 1].copy(), res.implied[j:j + 1].copy())
-    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
+    for k in _OUTPUTS:
         setattr(t, k, row(getattr(res, k), m))
     t.x_hist = row(res.x_hist, n)
     t.cyc = {f: row(a, m) for f, a in res.cyc.items()}
@@ -1000,8 +1009,7 @@ def _put(st: _State, r: int, t: _State, mach_per: int) -> None:
     m, n = t.util.shape[1], t.x_hist.shape[1]
     st.X[r], st.delay[r], st.implied[r] = t.X[0], t.delay[0], t.implied[0]
     st.converged[r] = t.converged[0]
-    for k in ("util", "p_drop", "dup", "writes", "S_req", "stretch", "wait_extra", "demand", "q",
-              "block"):
+    for k in ("util", "p_drop", "dup", "writes", *_OUTPUTS):
         getattr(st, k)[r, :m] = getattr(t, k)[0]
     for a, v in zip(st.lsm_prev, t.lsm_prev):
         a[r, :m] = v[0]
@@ -1019,7 +1027,7 @@ def _blend(a: _State, w: float, z: _State) -> _State:
                tuple(f(x, y) for x, y in zip(a.lsm_prev, z.lsm_prev)), a.collapsed,
                np.maximum(a.iterations, z.iterations), a.converged & z.converged,
                f(a.implied, z.implied))
-    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
+    for k in _OUTPUTS:
         setattr(t, k, f(getattr(a, k), getattr(z, k)))
     t.x_hist = f(a.x_hist, z.x_hist)
     t.cyc = {k: f(a.cyc[k], z.cyc[k]) for k in a.cyc}
@@ -1036,7 +1044,7 @@ def _scatter(st: _State, rows: np.ndarray, res: _State, b: _Batch) -> None:
     st.converged[rows] = res.converged
     for j in range(3):
         st.lsm_prev[j][rows] = res.lsm_prev[j]
-    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
+    for k in _OUTPUTS:
         if getattr(st, k) is None:
             setattr(st, k, np.zeros((b.R,) + getattr(res, k).shape[1:]))
         getattr(st, k)[rows] = getattr(res, k)
@@ -1224,7 +1232,7 @@ def _solve_warm(b: _Batch, collapsed, warm_from: list) -> list:
 
 def _row(st: _State, r: int, b: _Batch) -> _State:
     one = _subset(st, np.array([r]), b)
-    for k in ("S_req", "stretch", "wait_extra", "demand", "q", "block", "x_hist"):
+    for k in (*_OUTPUTS, "x_hist"):
         setattr(one, k, getattr(st, k)[[r]])
     one.cyc = {f: v[[r]] for f, v in st.cyc.items()}
     one.delay = st.delay[[r]]
