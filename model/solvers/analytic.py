@@ -50,7 +50,7 @@ from ..prediction import Prediction, from_outcome, no_goodput
 from ..rack import RackSpec, clients as cl_mech, lsm as lsm_mech, network as nw_mech, \
     service as svc_mech
 from ..rack.bottleneck import Outcome
-from . import mva_core
+from . import mva_core, rack_step
 
 MAX_ITER = 400
 STEP_BUDGET = 4 * MAX_ITER       # steps per rack over all timeout-delay rounds, when unsettled
@@ -86,6 +86,8 @@ BRACKET_STEP = 1e-5
 MAX_COLLAPSE_STATES = 8
 #: ... and no new state once the rack's solves took this many steps in all
 CHAIN_BUDGET = 2 * STEP_BUDGET
+#: rounds of the timeout-delay root search at most
+ROUNDS = 40
 MIB = lsm_mech.MIB
 
 
@@ -163,7 +165,6 @@ class _Batch:
             gm[r, len(m):] = r * mach_per          # padding: idle workers on machine 0
         per_row = lambda f, dtype=float: np.array([f(sp) for sp in specs], dtype=dtype)  # noqa: E731
         cost = _pad([svc_mech.run_average_cost(sp.service) for sp in specs], M)
-        lsm_specs = [sp.lsm for sp in specs for _ in range(M)]
         return cls(
             specs=specs, s=s, active=s > 0,
             wf=_pad([sp.placement.write_frac for sp in specs], M),
@@ -184,7 +185,7 @@ class _Batch:
             K=per_row(lambda sp: sp.network.buffer_pkts + 1),
             loss=per_row(lambda sp: sp.network.loss_rate),
             cores=per_row(lambda sp: sp.service.cores),
-            lsm=lsm_mech.LsmTable.of(lsm_specs),
+            lsm=lsm_mech.LsmTable.of([sp.lsm for sp in specs], repeat=M),
             run_memtables=_pad([np.asarray(sp.service.writes_per_run) / sp.lsm.entries
                                 if sp.lsm.entries > 0 else np.zeros(sp.servers)
                                 for sp in specs], M),
@@ -250,10 +251,23 @@ class _State:
 _OUTPUTS = ("S_req", "stretch", "wait_extra", "demand", "q", "block")
 
 
+def _compiled_params() -> dict:
+    """The constants of _solve_states, _iterate and _step that the compiled
+    solve takes (rack_step), read when it runs (tests change them)."""
+    return dict(tol=TOL, max_iter=MAX_ITER, damp_max=DAMP_MAX, late_eps=LATE_EPS,
+                tail_cut=TAIL_CUT, late_timers=LATE_TIMERS, root_tol=ROOT_TOL, mix_tol=MIX_TOL,
+                step_budget=STEP_BUDGET, unsettled_rounds=UNSETTLED_ROUNDS, rounds=ROUNDS)
+
+
 def _initial(b: _Batch, collapsed: Sequence[tuple] | None = None) -> _State:
+    """The first guess: every worker of a rack half busy. The padding of a
+    batch (workers past a rack's own, share 0) starts idle, as its first step
+    leaves it: at half load it sat on machine 0 as busy peers and moved the
+    first steps of a rack in a batch away from the same rack solved alone."""
     R, M = b.R, b.M
     collapsed = tuple(tuple(c) for c in (collapsed or [()] * R))
-    st = _State(np.zeros(R), np.full((R, M), 0.5), np.zeros((R, M)), np.zeros((R, M)),
+    own = np.arange(M)[None, :] < np.array([sp.servers for sp in b.specs])[:, None]
+    st = _State(np.zeros(R), np.where(own, 0.5, 0.0), np.zeros((R, M)), np.zeros((R, M)),
                 np.zeros((R, M)), np.zeros(b.nmach), np.zeros(R),
                 (np.zeros((R, M)), np.zeros((R, M)), np.zeros((R, M))), collapsed,
                 np.zeros(R, dtype=np.int64), np.zeros(R, dtype=bool), np.zeros(R))
@@ -851,6 +865,25 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
 
 def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State:
     """Every rack's fixed point, with its timeout delay D solved as the root of
+    ``g(D) = implied(D) - D`` (:func:`_solve_states_numpy`). The racks on the
+    common path are solved compiled (:mod:`model.solvers.rack_step`: the same
+    equations and search per rack), the others by the numpy reference."""
+    fast = rack_step.eligible(b, st)
+    if not fast.any():
+        return _solve_states_numpy(b, st, D0)
+    rack_step.solve(b, st, D0, np.nonzero(fast)[0], _compiled_params())
+    slow = np.nonzero(~fast)[0]
+    if len(slow):
+        sub = b.rows(slow)
+        res = _solve_states_numpy(sub, _subset(st, slow, b),
+                                  None if D0 is None else np.asarray(D0, dtype=float)[slow])
+        _scatter(st, slow, res, b)
+        st.iterations[slow] = res.iterations
+    return st
+
+
+def _solve_states_numpy(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State:
+    """Every rack's fixed point, with its timeout delay D solved as the root of
     ``g(D) = implied(D) - D``.
 
     Dropped requests (and, with ``retry = strict``, late replies) make clients
@@ -903,7 +936,7 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
                                                         b.specs[r].servers)
     g_last = g0.copy()
     failed = np.zeros(R, dtype=np.int64)            # rounds whose fixed point did not settle
-    for rnd in range(40):
+    for rnd in range(ROUNDS):
         todo = np.nonzero(~done)[0]
         if len(todo) == 0:
             break

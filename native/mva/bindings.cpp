@@ -3,6 +3,8 @@
 #include <pybind11/pybind11.h>
 
 #include "mva.hpp"
+#include "rack.hpp"
+#include "special.hpp"
 
 namespace py = pybind11;
 using Arr = py::array_t<double, py::array::c_style | py::array::forcecast>;
@@ -120,6 +122,137 @@ py::array_t<double> run_throughput(Arr a0, Arr a1, Arr b, Arr Z, Arr n, int max_
     return out;
 }
 
+
+// ---------------------------------------------------------------- the compiled rack step
+// Arrays come in dicts keyed by the _Batch / _State field names
+// (model/solvers/rack_step.py builds them); state and out arrays are
+// written in place, so they must already be C-contiguous float64 (int64 /
+// uint8 where noted) of the right size: nothing is copied silently.
+namespace {
+
+template <typename T>
+py::array_t<T> field(const py::dict& d, const char* key, std::size_t size, bool check_size = true) {
+    if (!d.contains(key)) throw py::key_error(std::string("missing array ") + key);
+    py::object o = d[key];
+    if (!py::isinstance<py::array>(o) || !py::array(o).dtype().is(py::dtype::of<T>()))
+        throw py::type_error(std::string(key) + ": expected an array of " +
+                             std::string(py::str(py::dtype::of<T>())));
+    auto a = py::reinterpret_borrow<py::array_t<T>>(o);
+    if (!(a.flags() & py::array::c_style))
+        throw py::value_error(std::string(key) + " must be C-contiguous");
+    if (check_size && static_cast<std::size_t>(a.size()) != size)
+        throw py::value_error(std::string(key) + ": expected " + std::to_string(size) + " entries, got " +
+                              std::to_string(a.size()));
+    return a;
+}
+
+}  // namespace
+
+// The racks ``racks`` of a batch solved (mva::solve_rack), their state read
+// from and written back to the arrays of ``st`` (R x M per worker, R per
+// rack, R x mach_per per machine, R x Nmax for x_hist, kCycFields x R x M
+// for cyc); D0: one per rack run, NaN to start cold.
+void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_t<double> D0,
+               py::dict params) {
+    auto s = field<double>(consts, "s", 0, false);
+    if (s.ndim() != 2) throw py::value_error("s must be 2-d (racks x workers)");
+    const std::size_t R = static_cast<std::size_t>(s.shape(0)), M = static_cast<std::size_t>(s.shape(1));
+    const std::size_t RM = R * M;
+    const std::size_t mach_per = consts["mach_per"].cast<std::size_t>();
+    auto x_hist = field<double>(st, "x_hist", 0, false);
+    if (x_hist.ndim() != 2 || static_cast<std::size_t>(x_hist.shape(0)) != R)
+        throw py::value_error("x_hist must be racks x populations");
+    const std::size_t Nmax = static_cast<std::size_t>(x_hist.shape(1));
+    auto wf = field<double>(consts, "wf", RM), ev = field<double>(consts, "ev", RM),
+         cost = field<double>(consts, "cost", RM), runm = field<double>(consts, "run_memtables", RM),
+         rk = field<double>(consts, "rack", R * mva::kRackFields);
+    auto mach = field<long>(consts, "mach", RM);
+    // per worker (R x M), per rack (R), per machine
+    const char* worker_keys[] = {"util", "p_drop", "dup", "writes", "fdb", "cb", "stop", "q",
+                                 "S_req", "stretch", "wait_extra", "demand", "block"};
+    std::vector<py::array_t<double>> wk;
+    for (const char* k : worker_keys) wk.push_back(field<double>(st, k, RM));
+    auto X = field<double>(st, "X", R), implied = field<double>(st, "implied", R),
+         delay = field<double>(st, "delay", R), bg = field<double>(st, "bg", R * mach_per),
+         cyc = field<double>(st, "cyc", mva::kCycFields * RM);
+    auto iters = field<long>(st, "iterations", R);
+    auto conv = field<unsigned char>(st, "converged", R);
+    const std::size_t P = static_cast<std::size_t>(racks.size());
+    if (static_cast<std::size_t>(D0.size()) != P) throw py::value_error("D0 needs one entry per rack run");
+    for (std::size_t j = 0; j < P; ++j) {
+        const long r = racks.data()[j];
+        if (r < 0 || static_cast<std::size_t>(r) >= R) throw py::value_error("racks must index rows");
+        const double N = rk.data()[static_cast<std::size_t>(r) * mva::kRackFields + mva::RK_N];
+        if (!(N >= 1) || N > static_cast<double>(Nmax))
+            throw py::value_error("x_hist is narrower than a population");
+        const double m = rk.data()[static_cast<std::size_t>(r) * mva::kRackFields + mva::RK_workers];
+        if (!(m >= 1) || m > static_cast<double>(M)) throw py::value_error("workers out of range");
+        for (std::size_t i = 0; i < M; ++i) {
+            const long g = mach.data()[static_cast<std::size_t>(r) * M + i];
+            if (g < 0 || static_cast<std::size_t>(g) >= mach_per) throw py::value_error("mach out of range");
+        }
+    }
+    mva::IterParams ip;
+    ip.tol = params["tol"].cast<double>();
+    ip.max_iter = params["max_iter"].cast<int>();
+    ip.damp_max = params["damp_max"].cast<double>();
+    ip.late_eps = params["late_eps"].cast<double>();
+    ip.tail_cut = params["tail_cut"].cast<double>();
+    ip.late_timers = params["late_timers"].cast<int>();
+    ip.root_tol = params["root_tol"].cast<double>();
+    ip.mix_tol = params["mix_tol"].cast<double>();
+    ip.step_budget = params["step_budget"].cast<int>();
+    ip.unsettled_rounds = params["unsettled_rounds"].cast<int>();
+    ip.rounds = params["rounds"].cast<int>();
+    std::vector<double*> wp;
+    for (auto& a : wk) wp.push_back(a.mutable_data());
+    {
+        py::gil_scoped_release release;
+        mva::Snap snap;
+        for (std::size_t j = 0; j < P; ++j) {
+            const std::size_t r = static_cast<std::size_t>(racks.data()[j]);
+            const std::size_t o = r * M;
+            const mva::RackConst c = mva::rack_const(rk.data() + r * mva::kRackFields, mach_per,
+                                                     s.data() + o, wf.data() + o, ev.data() + o,
+                                                     cost.data() + o, runm.data() + o, mach.data() + o);
+            const std::size_t m = c.m;
+            snap.size(m, mach_per, c.N);
+            std::vector<double>* sv[] = {&snap.util, &snap.p, &snap.dup, &snap.writes, &snap.fdb,
+                                         &snap.cb, &snap.stop, &snap.q, &snap.S_req, &snap.stretch,
+                                         &snap.wait_extra, &snap.demand, &snap.block};
+            for (std::size_t k = 0; k < wp.size(); ++k) std::copy(wp[k] + o, wp[k] + o + m, sv[k]->begin());
+            snap.X = X.data()[r];
+            snap.implied = implied.data()[r];
+            snap.delay = delay.data()[r];
+            std::copy(bg.data() + r * mach_per, bg.data() + (r + 1) * mach_per, snap.bg.begin());
+            mva::solve_rack(c, snap, D0.data()[j], ip);
+            // the padding workers as the reference leaves them: no load, no loss
+            for (std::size_t k = 0; k < wp.size(); ++k) {
+                std::copy(sv[k]->begin(), sv[k]->end(), wp[k] + o);
+                std::fill(wp[k] + o + m, wp[k] + o + M, 0.0);
+            }
+            X.mutable_data()[r] = snap.X;
+            implied.mutable_data()[r] = snap.implied;
+            delay.mutable_data()[r] = snap.delay;
+            std::copy(snap.bg.begin(), snap.bg.end(), bg.mutable_data() + r * mach_per);
+            std::copy(snap.x_hist.begin(), snap.x_hist.begin() + c.N, x_hist.mutable_data() + r * Nmax);
+            for (std::size_t f = 0; f < mva::kCycFields; ++f)
+                std::copy(snap.cyc.begin() + f * m, snap.cyc.begin() + (f + 1) * m,
+                          cyc.mutable_data() + f * RM + o);
+            iters.mutable_data()[r] = snap.iterations;
+            conv.mutable_data()[r] = snap.converged ? 1 : 0;
+        }
+    }
+}
+
+py::list rack_fields() {
+    py::list names;
+#define MVA_RACK_NAME(name) names.append(#name);
+    MVA_RACK_FIELDS(MVA_RACK_NAME)
+#undef MVA_RACK_NAME
+    return names;
+}
+
 PYBIND11_MODULE(_mva, mod) {
     mod.doc() = "Closed-network MVA recursion of the analytic solver (model/solvers/mva_core.py)";
     mod.def("recursion",
@@ -149,4 +282,12 @@ PYBIND11_MODULE(_mva, mod) {
             "Schweitzer throughput per network and population (mva_core._throughput)",
             py::arg("a0"), py::arg("a1"), py::arg("b"), py::arg("Z"), py::arg("n"),
             py::arg("max_steps"));
+    mod.def("solve_racks", &run_solve,
+            "The fixed point and timeout delay of the racks ``racks``, their state in place "
+            "(analytic._solve_states; model/solvers/rack_step.py builds the dicts)",
+            py::arg("consts"), py::arg("state"), py::arg("racks"), py::arg("D0"), py::arg("params"));
+    mod.def("rack_fields", &rack_fields, "Names of the per-rack scalars of solve_racks, in order");
+    mod.def("gamma_q", py::vectorize(mva::gamma_q),
+            "Regularized upper incomplete gamma Q(a, x) (scipy.special.gammaincc)",
+            py::arg("a"), py::arg("x"));
 }

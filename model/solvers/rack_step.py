@@ -1,0 +1,127 @@
+"""The analytic solver's inner fixed point, compiled (native/mva/rack.cpp).
+
+:func:`model.solvers.analytic._iterate` with :func:`~model.solvers.analytic._step`
+is the reference: the damped fixed point over load, LSM flush cycles, loss
+and duplicates of each rack at its timeout delay. A step there is some sixty
+numpy calls on arrays of a few dozen workers, 0.2-0.3 ms of interpreter
+overhead for about 10 us of arithmetic, and a rack takes 8-100 steps; the
+compiled form runs the same equations per rack, in the same order of
+operations, and follows the reference to the solver's tolerance
+(tests/model/test_rack_step.py).
+
+It covers the common path only. A rack stays with the numpy reference when
+it has collapsed workers (:func:`analytic._collapsed`, a root search per
+step) or a population past the exact recursion
+(:data:`model.solvers.mva_core.N_EXACT`), or when the extension is not
+built.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from model.rack import lsm as lsm_mech
+from model.solvers import mva_core
+
+#: the compiled solve; None in a checkout without the build (or an older
+#: build without it). Tests set USE_COMPILED to compare with numpy.
+_solve_racks = getattr(mva_core._compiled, "solve_racks", None)
+USE_COMPILED = True
+#: the flush-cycle fields, in the order the compiled solve returns them
+CYC_FIELDS = tuple(lsm_mech.FlushCycles.__dataclass_fields__)
+
+
+@functools.lru_cache(maxsize=1)
+def _fields() -> tuple[str, ...]:
+    return tuple(mva_core._compiled.rack_fields())
+
+
+def eligible(b, st) -> np.ndarray:
+    """Racks of the batch ``b`` (state ``st``) that the compiled step can run."""
+    if _solve_racks is None or not USE_COMPILED:
+        return np.zeros(b.R, dtype=bool)
+    healthy = np.array([not c for c in st.collapsed], dtype=bool)
+    return healthy & ~mva_core._approximate(b.N, b.M)
+
+
+def constants(b) -> dict:
+    """The batch's constants as the compiled step reads them (cached on ``b``)."""
+    cached = getattr(b, "_compiled_consts", None)
+    if cached is not None:
+        return cached
+    R, M = b.R, b.M
+    mach_per = b.nmach // R
+    first = np.arange(R) * M                       # the rack's first worker in the LSM table
+    t = b.lsm
+    per_rack = {
+        "floor_gap": b.floor_gap, "idle": b.idle, "sharep": b.sharep, "cv2": b.cv2,
+        "think": b.think, "period": b.period, "budget": b.budget, "finite_to": b.finite_to,
+        "farreach": b.farreach, "N": b.N, "K": b.K, "loss": b.loss, "wal_base": b.wal_base,
+        "wal_mbps": b.wal_mbps, "wal": b.wal_on, "entry": b.entry, "disk": b.disk,
+        "entries": t.entries[first], "entry_bytes": t.entry_bytes[first],
+        "memtable_bytes": t.memtable_bytes[first], "flush_fixed_us": t.flush_fixed_us[first],
+        "flush_write_factor": t.flush_write_factor[first], "wamp": t.wamp[first],
+        "flushnum": t.flushnum[first], "maxnum": t.maxnum[first],
+        "slowdown_bytes_per_us": np.array([sp.lsm.slowdown_bytes_per_us for sp in b.specs]),
+        "compacts": t.compacts[first],
+        "workers": np.array([sp.servers for sp in b.specs]),
+        "cores": b.cores, "ctx_penalty": np.array([sp.service.ctx_penalty for sp in b.specs]),
+    }
+    rack = np.empty((R, len(_fields())))
+    for j, name in enumerate(_fields()):
+        rack[:, j] = np.asarray(per_rack[name], dtype=float)
+    c = lambda a: np.ascontiguousarray(a, dtype=float)  # noqa: E731
+    out = {"s": c(b.s), "wf": c(b.wf), "ev": c(b.ev), "cost": c(b.cost),
+           "run_memtables": c(b.run_memtables), "rack": rack, "mach_per": mach_per,
+           "mach": np.ascontiguousarray(b.gmach - np.arange(R)[:, None] * mach_per, dtype=np.int64)}
+    object.__setattr__(b, "_compiled_consts", out)
+    return out
+
+
+def solve(b, st, D0, racks: np.ndarray, params: dict) -> None:
+    """Solve the racks ``racks`` of the batch ``b`` compiled, as
+    :func:`analytic._solve_states_numpy` solves them: their fixed point and
+    timeout delay, from the state ``st`` (cold when ``D0`` is None, else
+    warm from ``D0[r]``); their rows of ``st`` are overwritten with the
+    result and the last step's output quantities."""
+    R, M = b.R, b.M
+    racks = np.ascontiguousarray(racks, dtype=np.int64)
+    f = lambda a: np.array(a, dtype=float, order="C")  # noqa: E731  -- a copy, C order
+    zeros = lambda: np.zeros((R, M))  # noqa: E731
+    n_max = int(b.N[racks].max())
+    state = dict(X=f(st.X), util=f(st.util), p_drop=f(st.p_drop), dup=f(st.dup),
+                 writes=f(st.writes), fdb=f(st.lsm_prev[0]), cb=f(st.lsm_prev[1]),
+                 stop=f(st.lsm_prev[2]), q=zeros() if st.q is None else f(st.q),
+                 S_req=zeros(), stretch=zeros(), wait_extra=zeros(), demand=zeros(),
+                 block=zeros(),
+                 implied=f(st.implied), delay=f(st.delay), bg=f(st.bg),
+                 x_hist=np.zeros((R, n_max)), cyc=np.zeros((len(CYC_FIELDS), R, M)),
+                 iterations=np.zeros(R, dtype=np.int64), converged=np.zeros(R, dtype=np.uint8))
+    d0 = np.full(len(racks), np.nan) if D0 is None else np.asarray(D0, dtype=float)[racks]
+    _solve_racks(constants(b), state, racks, np.ascontiguousarray(d0), params)
+    # back into the batch state, rows ``racks`` only
+    for name in ("X", "util", "p_drop", "dup", "writes", "implied", "delay"):
+        getattr(st, name)[racks] = state[name][racks]
+    for j, name in enumerate(("fdb", "cb", "stop")):
+        st.lsm_prev[j][racks] = state[name][racks]
+    mach_per = b.nmach // R
+    slots = (racks[:, None] * mach_per + np.arange(mach_per)[None, :]).ravel()
+    st.bg[slots] = state["bg"][slots]
+    st.iterations[racks] = state["iterations"][racks]
+    st.converged[racks] = state["converged"][racks].astype(bool)
+    for name in ("S_req", "stretch", "wait_extra", "demand", "q", "block"):
+        if getattr(st, name) is None:
+            setattr(st, name, np.zeros((R, M)))
+        getattr(st, name)[racks] = state[name][racks]
+    if st.x_hist is None or st.x_hist.shape[1] < n_max:
+        grown = np.zeros((R, n_max))
+        if st.x_hist is not None:
+            grown[:, :st.x_hist.shape[1]] = st.x_hist
+        st.x_hist = grown
+    st.x_hist[racks, :n_max] = state["x_hist"][racks]
+    if st.cyc is None:
+        st.cyc = {name: np.zeros((R, M)) for name in CYC_FIELDS}
+    for j, name in enumerate(CYC_FIELDS):
+        st.cyc[name][racks] = state["cyc"][j, racks]

@@ -1,0 +1,814 @@
+// The analytic solver's inner fixed point for one rack, compiled. The
+// reference is model/solvers/analytic.py (_iterate, _step and the tail
+// helpers) with the mechanisms of model/rack/*: this file follows them line
+// for line, in the same order of operations, and names the Python function
+// each piece mirrors. tests/model/test_rack_step.py holds the two together.
+//
+// Why compiled: a step is ~60 small numpy calls on arrays of a few dozen
+// workers, 0.2-0.3 ms of interpreter and dispatch overhead for ~10 us of
+// arithmetic; a rack takes 8-100 steps.
+#include "rack.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "mva.hpp"
+#include "special.hpp"
+
+namespace mva {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kMiB = 1024.0 * 1024.0;
+
+double clip01(double x) { return std::min(std::max(x, 0.0), 1.0); }
+
+// ---------------------------------------------------------------- LSM (model/rack/lsm.py)
+// _level_time: fluid time for the immutable count to rise from lo to hi
+double level_time(double lo, double hi, double tau, double tau_slow, double slow_from) {
+    if (hi <= lo) return 0.0;
+    const double a = std::max(0.0, std::min(hi, slow_from) - lo);
+    const double b = std::max(0.0, hi - std::max(lo, slow_from));
+    return a * tau + b * tau_slow;
+}
+
+// _rise: immutable count after dur from start, and the time stopped at cap
+void rise(double start, double dur, double tau, double tau_slow, double slow_from, double cap,
+          double& level, double& stopped) {
+    const double t_cap = level_time(start, cap, tau, tau_slow, slow_from);
+    if (dur >= t_cap) {
+        level = cap;
+        stopped = dur - t_cap;
+        return;
+    }
+    const double t_norm = level_time(start, std::max(start, slow_from), tau, tau_slow, slow_from);
+    stopped = 0.0;
+    if (dur <= t_norm) {
+        level = start + dur / tau;
+        return;
+    }
+    level = std::max(start, slow_from) + (dur - t_norm) / tau_slow;
+}
+
+enum Cyc { STOP_US, STOP_EV, SPW, SLOW_US, WAL_US, WAL_EV, FLUSH_BUSY, FLUSH_DISK, COMP_BUSY,
+           STOP_FRAC, MEM_PER_FLUSH, CYCLE_US };
+
+// flush_cycle: the cycle map iterated to its periodic regime (the slow path)
+void flush_cycle(const RackConst& c, double w, double share, double wal_event, double run,
+                 double* out) {
+    const double E = c.entries;
+    const double rate = w / std::max(run, 1e-6);
+    const double tau = E / rate;
+    const double pace = E * c.entry_bytes / c.slowdown_bytes_per_us;
+    const bool slowdown = c.maxnum > 3;
+    const double tau_slow = slowdown ? std::max(tau, pace) : tau;
+    const double slow_from = slowdown ? std::max(c.maxnum - 1.0, c.flushnum + 1.0) : kInf;
+    const double cap = c.maxnum, fn = c.flushnum;
+    struct Stat { double j, F, wait, stopped, slow_t; };
+    Stat stats[60];
+    int n = 0;
+    double j = fn;
+    for (int it = 0; it < 60; ++it) {
+        const double F = c.flush_fixed_us + j * c.memtable_bytes * c.flush_write_factor / share;
+        double imm_end, stopped;
+        rise(j, F, tau, tau_slow, slow_from, cap, imm_end, stopped);
+        const double left = imm_end - j;
+        double wait, j_next;
+        if (left >= fn) {
+            wait = 0.0;
+            j_next = left;
+        } else {
+            wait = level_time(left, fn, tau, tau_slow, slow_from);
+            j_next = fn;
+        }
+        double slow_t = 0.0;
+        if (slowdown && tau_slow > tau) {
+            const double hi = std::min(imm_end, cap);
+            slow_t = std::max(0.0, hi - std::max(j, slow_from)) * tau_slow;
+        }
+        stats[n++] = {j, F, wait, stopped, slow_t};
+        if (std::abs(j_next - j) < 1e-9) break;
+        j = j_next;
+    }
+    const int first = n < 60 ? n - 1 : n - 8;
+    double mem = 0, total = 0, stop = 0, slow_t = 0, busy = 0, disk = 0;
+    for (int k = first; k < n; ++k) {
+        mem += stats[k].j;
+        total += stats[k].F + stats[k].wait;
+        stop += stats[k].stopped;
+        slow_t += stats[k].slow_t;
+        busy += stats[k].F;
+        disk += stats[k].F - c.flush_fixed_us;
+    }
+    const double writes = mem * E;
+    const double n_cyc = n - first;
+    double comp = 0.0;
+    if (c.compacts)
+        comp = std::min(1.0, mem * c.memtable_bytes * (c.wamp - 1.0) / share / total);
+    const double slow_per_write = tau_slow > tau ? slow_t * (1.0 - tau / tau_slow) / writes : 0.0;
+    out[STOP_US] = stop / writes;
+    out[STOP_EV] = stop / n_cyc;
+    out[SPW] = stop > 0 ? n_cyc / writes : 0.0;
+    out[SLOW_US] = slow_per_write;
+    out[WAL_US] = c.wal ? wal_event / E : 0.0;
+    out[WAL_EV] = c.wal ? wal_event : 0.0;
+    out[FLUSH_BUSY] = std::min(1.0, busy / total);
+    out[FLUSH_DISK] = std::min(1.0, disk / total);
+    out[COMP_BUSY] = comp;
+    out[STOP_FRAC] = stop / total;
+    out[MEM_PER_FLUSH] = mem / n_cyc;
+    out[CYCLE_US] = total / n_cyc;
+}
+
+// flush_cycles for one instance: the calm regime in closed form, else the
+// cycle map; then the stalls a finite run can reach (memtables_per_run)
+void flush_cycles(const RackConst& c, double w, double share, double wal_in, double run,
+                  double n_run, double* out) {
+    const double fn = c.flushnum;
+    const bool live = w > 0;
+    const double wal = c.wal ? wal_in : 0.0;
+    const double tau = live ? c.entries * std::max(run, 1e-6) / w : kInf;
+    const double F = c.flush_fixed_us + fn * c.memtable_bytes * c.flush_write_factor / share;
+    const double rs = F / tau;
+    const double cycle = fn * tau;
+    const double slow_from = c.maxnum > 3 ? std::max(c.maxnum - 1.0, fn + 1.0) : kInf;
+    const bool calm = live && rs < fn && fn + rs < std::min(c.maxnum, slow_from);
+    out[STOP_US] = out[STOP_EV] = out[SPW] = out[SLOW_US] = out[STOP_FRAC] = 0.0;
+    out[WAL_US] = live ? wal / c.entries : 0.0;
+    out[WAL_EV] = wal;
+    out[FLUSH_BUSY] = calm ? F / cycle : 0.0;
+    out[FLUSH_DISK] = calm ? (F - c.flush_fixed_us) / cycle : 0.0;
+    out[COMP_BUSY] = calm && c.compacts
+                         ? std::min(1.0, fn * c.memtable_bytes * (c.wamp - 1.0) / share / cycle)
+                         : 0.0;
+    out[MEM_PER_FLUSH] = live ? fn : 0.0;
+    out[CYCLE_US] = live ? cycle : kInf;
+    if (live && !calm) flush_cycle(c, w, share, wal, run, out);
+    const double stop_reach = n_run > 0 ? clip01(1.0 - c.maxnum / n_run) : 0.0;
+    const double slow_reach = n_run > 0 ? clip01(1.0 - slow_from / n_run) : 0.0;
+    out[STOP_US] *= stop_reach;
+    out[SPW] *= stop_reach;
+    out[STOP_FRAC] *= stop_reach;
+    out[SLOW_US] *= slow_reach;
+}
+
+// ---------------------------------------------------------------- blocks (mva_core, clients)
+// mva_core.block_delay for one worker
+double block_delay(double rate, double length, double arrivals, double free) {
+    if (!(rate > 0 && length > 0 && arrivals > 0 && free > 0)) return 0.0;
+    const double nu = arrivals / free;
+    const double x = nu * length;
+    const double frac = x > 1e-6 ? 1.0 - (-std::expm1(-x)) / x : x / 2.0;
+    const double W = free * length * frac;
+    return rate * W / arrivals;
+}
+
+// clients.free_during_block for one worker
+double free_during_block(double threads, double at_worker, double asleep, double length,
+                         double period) {
+    const double stays = clip01(1.0 - length / period);
+    return std::max(threads - at_worker - asleep * stays, 1.0);
+}
+
+// ---------------------------------------------------------------- cores (model/rack/service.py)
+// _stretch_over_jobs: g[a] = sum_k pois[k] stretch(1 + a + k), a busy peers,
+// k = k0, k0 + 1, ... background jobs, from two cumulative sums
+void stretch_over_jobs(std::size_t n, const std::vector<double>& pois, long cores, double ctx,
+                       long k0, std::vector<double>& g) {
+    const std::size_t L = pois.size();
+    thread_local std::vector<double> P, Mc;
+    P.assign(L, 0.0);
+    Mc.assign(L, 0.0);
+    double sp = 0.0, sm = 0.0;
+    for (std::size_t j = 0; j < L; ++j) {
+        sp += pois[j];
+        sm += static_cast<double>(k0 + static_cast<long>(j)) * pois[j];
+        P[j] = sp;
+        Mc[j] = sm;
+    }
+    g.assign(n, 0.0);
+    for (std::size_t a = 0; a < n; ++a) {
+        const long last = std::min(std::max(cores - 1 - static_cast<long>(a) - k0, -1L),
+                                   static_cast<long>(L) - 1);
+        const double below = last >= 0 ? P[static_cast<std::size_t>(last)] : 0.0;
+        const double below_m = last >= 0 ? Mc[static_cast<std::size_t>(last)] : 0.0;
+        const double over = (1.0 + static_cast<double>(a)) * (P[L - 1] - below) + (Mc[L - 1] - below_m);
+        g[a] = below + over / static_cast<double>(cores) * (1.0 + ctx);
+    }
+}
+
+// _peers_expectation for up to EXACT_PEERS workers: each worker's busy-peer
+// distribution by elimination (_peers_by_elimination), reduced against g
+void peers_by_elimination(const std::vector<double>& u, const std::vector<double>& g,
+                          std::vector<double>& dot, std::vector<double>& total) {
+    const std::size_t n = u.size();
+    thread_local std::vector<double> dist, keep;
+    dist.assign(n * n, 0.0);
+    keep.assign(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) dist[i * n] = 1.0;
+    for (std::size_t j = 0; j < n; ++j) {
+        const double p = u[j];
+        std::copy(dist.begin() + j * n, dist.begin() + (j + 1) * n, keep.begin());
+        for (std::size_t i = 0; i < n; ++i) {
+            double* row = &dist[i * n];
+            for (std::size_t k = n - 1; k >= 1; --k) row[k] = row[k] * (1.0 - p) + row[k - 1] * p;
+            row[0] *= 1.0 - p;
+        }
+        std::copy(keep.begin(), keep.end(), dist.begin() + j * n);
+    }
+    dot.assign(n, 0.0);
+    total.assign(n, 0.0);
+    for (std::size_t i = 0; i < n; ++i) {
+        double d = 0.0, t = 0.0;
+        for (std::size_t k = 0; k < n; ++k) {
+            d += dist[i * n + k] * g[k];
+            t += dist[i * n + k];
+        }
+        dot[i] = d;
+        total[i] = t;
+    }
+}
+
+constexpr std::size_t kExactPeers = 64;     // service.EXACT_PEERS
+
+// mean_stretch: the mean CPU stretch at a service start of each worker, its
+// peers busy independently with their utilisations and bg[k] background jobs
+// (mean, Poisson) on machine k
+void mean_stretch(const RackConst& c, const std::vector<double>& util, const std::vector<double>& bg,
+                  std::vector<double>& out) {
+    out.assign(c.m, 1.0);
+    if (c.cores <= 0) return;
+    thread_local std::vector<std::size_t> idx;
+    thread_local std::vector<double> u, pois, g, dot, total;
+    for (std::size_t k = 0; k < c.machines; ++k) {
+        idx.clear();
+        for (std::size_t i = 0; i < c.m; ++i)
+            if (static_cast<std::size_t>(c.mach[i]) == k) idx.push_back(i);
+        if (idx.empty()) continue;
+        const double b = bg[k];
+        const double spread = 10.0 * std::sqrt(b + 1.0);
+        const long k0 = std::max(0L, static_cast<long>(b - spread));
+        const long kmax = static_cast<long>(b + spread) + 1;
+        if (static_cast<long>(idx.size()) + kmax <= c.cores) continue;   // exactly 1
+        pois.assign(static_cast<std::size_t>(kmax - k0 + 1), 0.0);
+        double psum = 0.0;
+        for (long j = k0; j <= kmax; ++j) {
+            const double v = b > 0 ? std::exp(static_cast<double>(j) * std::log(b) - b -
+                                              std::lgamma(static_cast<double>(j) + 1.0))
+                                   : (j == 0 ? 1.0 : 0.0);
+            pois[static_cast<std::size_t>(j - k0)] = v;
+            psum += v;
+        }
+        u.resize(idx.size());
+        for (std::size_t j = 0; j < idx.size(); ++j) u[j] = clip01(util[idx[j]]);
+        stretch_over_jobs(idx.size(), pois, c.cores, c.ctx_penalty, k0, g);
+        if (idx.size() > kExactPeers) {
+            dot.assign(idx.size(), 0.0);
+            total.assign(idx.size(), 0.0);
+            peers_expectation(u.data(), idx.size(), g.data(), dot.data(), total.data());
+        } else {
+            peers_by_elimination(u, g, dot, total);
+        }
+        for (std::size_t j = 0; j < idx.size(); ++j) out[idx[j]] = dot[j] / (total[j] * psum);
+    }
+}
+
+// ---------------------------------------------------------------- queue-length tails
+// The tail terms cum[k] = sum_{j<=k} log X(N - j) of one rack (_cum_logx, _significant)
+struct Tails {
+    std::vector<double> cum;
+    std::size_t width = 0;
+
+    // _tail_at: P(an arrival finds at least k clients), log-linear between k
+    double at(double logd, double k) const {
+        const double top = static_cast<double>(width) - 1.0;
+        if (k <= 0) return 1.0;
+        if (k > top) return 0.0;
+        const double kk = std::min(std::max(k, 0.0), top);
+        const double lo_f = std::floor(kk);
+        const std::size_t lo = static_cast<std::size_t>(lo_f);
+        const std::size_t hi = std::min(lo + 1, width - 1);
+        const double f = kk - lo_f;
+        const double c = cum[lo] * (1.0 - f) + (f > 0 ? cum[hi] * f : 0.0);
+        const double out = std::exp(std::min(kk * logd + c, 0.0));
+        return std::isnan(out) ? 0.0 : out;
+    }
+};
+
+// ---------------------------------------------------------------- late replies (_late_sums)
+// the queue-length bins' edges (_k_bins): one k each up to 16, then sqrt(k)/4 wide
+const std::vector<long>& k_bins(long width) {
+    thread_local long cached = -1;
+    thread_local std::vector<long> edges;
+    if (cached != width) {
+        edges.assign(1, 0);
+        long k = 0;
+        while (k < width) {
+            long r = static_cast<long>(std::sqrt(static_cast<double>(k)));   // math.isqrt(k)
+            while (r * r > k) --r;
+            while ((r + 1) * (r + 1) <= k) ++r;
+            k = std::min(width, k + std::max(1L, r / 4));
+            edges.push_back(k);
+        }
+        cached = width;
+    }
+    return edges;
+}
+
+double late_sum(const Tails& t, double logd, double k_drop, double S, double A, double cv2,
+                double dup, double budget, double period, bool every, int late_timers) {
+    const double width = static_cast<double>(t.width);
+    const double kd_top = std::min(std::ceil(k_drop), width - 1.0);
+    const double mean_top = S + kd_top * A;
+    const double g_top = std::max(S, mean_top / std::sqrt(kd_top * (1.0 + dup) + 1.0));
+    if (budget > 0 && budget >= mean_top + 10.0 * std::sqrt(std::max(cv2, 1e-6)) * g_top)
+        return 0.0;                                 // quiet: no term can be late
+    const std::vector<long>& edges = k_bins(static_cast<long>(t.width) - 1);
+    const long kd = static_cast<long>(kd_top);
+    // bins that start below the drop level (at least one)
+    std::size_t used = 0;
+    while (used + 1 < edges.size() && edges[used] < kd) ++used;
+    used = std::max<std::size_t>(used, 1);
+    auto tail = [&](double c, double k) {
+        double v = k * logd;
+        v += c;
+        v = std::min(v, 0.0);
+        v = std::exp(v);
+        return std::isnan(v) ? 0.0 : v;
+    };
+    const double at_kd = tail(t.cum[static_cast<std::size_t>(kd)], static_cast<double>(kd));
+    struct Term { double kf, weight; };
+    thread_local std::vector<Term> terms;
+    thread_local std::vector<double> pk;
+    terms.clear();
+    pk.assign(used, 0.0);
+    double total = 0.0;
+    double at_lo = tail(t.cum[static_cast<std::size_t>(edges[0])], static_cast<double>(edges[0]));
+    for (std::size_t j = 0; j < used; ++j) {
+        const long lo = edges[j];
+        const long hi = std::min(edges[j + 1], kd);
+        const double at_next =
+            tail(t.cum[static_cast<std::size_t>(edges[j + 1])], static_cast<double>(edges[j + 1]));
+        const double t_hi = edges[j + 1] <= kd ? at_next : at_kd;
+        double p = hi > lo ? at_lo - t_hi : 0.0;
+        if (!(p > 1e-15)) p = 0.0;
+        pk[j] = p;
+        total += p;
+        at_lo = at_next;
+    }
+    const double norm = total > 0 ? total : 1.0;
+    double horizon = -kInf;
+    struct Gam { double weight, mean, shape, scale; };
+    thread_local std::vector<Gam> gam;
+    gam.clear();
+    const double cv = std::max(cv2, 1e-6);
+    for (std::size_t j = 0; j < used; ++j) {
+        if (!(pk[j] > 0)) continue;
+        const long lo = edges[j];
+        const long hi = std::min(edges[j + 1], kd);
+        const double kf = 0.5 * (static_cast<double>(lo) + static_cast<double>(hi) - 1.0);
+        const double mean = S + kf * A;
+        const double shape = (kf * (1.0 + dup) + 1.0) / cv;
+        const double scale = mean / shape;
+        gam.push_back({pk[j] / norm, mean, shape, scale});
+        horizon = std::max(horizon, mean + 10.0 * std::sqrt(shape) * scale);
+    }
+    if (!(total > 0)) horizon = 0.0;
+    double last = budget < horizon ? (every ? std::floor((horizon - budget) / period) : 0.0) : -1.0;
+    const double sure = budget <= 0 ? (every ? std::floor(-budget / period) + 1.0 : 1.0) : 0.0;
+    double out = std::max(std::min(sure, last + 1.0), 0.0);
+    double b = budget + (sure > 0 ? sure * period : 0.0);
+    last -= sure;
+    if (last >= late_timers && b > 0) {
+        // many timers: Euler-Maclaurin, E[(T - b)+] / p + P(T > b) / 2 + p f(b) / 12
+        for (const Gam& g : gam) {
+            const double x = b / g.scale;
+            const double q0 = gamma_q(g.shape, x);
+            const double q1 = gamma_q(g.shape + 1.0, x);
+            const double excess = std::max(g.mean * q1 - b * q0, 0.0);
+            double dens = std::exp((g.shape - 1.0) * std::log(x) - x - std::lgamma(g.shape)) / g.scale;
+            if (std::isnan(dens)) dens = 0.0;
+            else if (std::isinf(dens)) dens = std::numeric_limits<double>::max();
+            out += g.weight * (excess / period + 0.5 * q0 + period * dens / 12.0);
+        }
+        return out;
+    }
+    for (long j = 0; j <= static_cast<long>(last); ++j) {
+        const double tj = b + j * period;
+        if (!(tj < horizon)) continue;
+        if (tj <= 0) {
+            out += 1.0;
+            continue;
+        }
+        double add = 0.0;
+        for (const Gam& g : gam) add += gamma_q(g.shape, tj / g.scale) * g.weight;
+        out += add;
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------- one step (_step)
+struct Step {
+    std::vector<double> util, p, dup, writes, bg, fdb, cb, stop, implied_v;
+    std::vector<double> S_req, stretch, wait_extra, demand, q, block, x_hist;
+    std::vector<double> cyc;        // kCycFields x m
+    double X = 0, implied = 0;
+
+    void size(std::size_t m, std::size_t machines, long N) {
+        for (auto* v : {&util, &p, &dup, &writes, &fdb, &cb, &stop, &S_req, &stretch, &wait_extra,
+                        &demand, &q, &block})
+            v->assign(m, 0.0);
+        bg.assign(machines, 0.0);
+        x_hist.assign(static_cast<std::size_t>(std::max(N, 1L)), 0.0);
+        cyc.assign(kCycFields * m, 0.0);
+    }
+};
+
+struct Scratch {
+    std::vector<double> per_machine, mbps, jobs_m, S, A, C, Uo, V, cv2w, k_drop, logd, arrivals,
+        free_wal, free_stop, wal_rate, stop_rate, extra, r_out, u_out, pkt, cyc1;
+    Tails tails;
+};
+
+void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Scratch& w,
+          Step& o) {
+    const std::size_t m = c.m, nm = c.machines;
+    const double X = st.X;
+    for (auto* v : {&w.S, &w.A, &w.C, &w.Uo, &w.V, &w.cv2w, &w.k_drop, &w.logd, &w.arrivals,
+                    &w.free_wal, &w.free_stop, &w.wal_rate, &w.stop_rate, &w.extra, &w.r_out,
+                    &w.u_out, &w.pkt})
+        v->assign(m, 0.0);
+    w.per_machine.assign(nm, 0.0);
+    w.mbps.assign(nm, 0.0);
+    w.jobs_m.assign(nm, 0.0);
+    // ---- service: cost x load factor x CPU stretch
+    for (std::size_t i = 0; i < m; ++i) w.per_machine[c.mach[i]] += st.util[i];
+    mean_stretch(c, st.util, st.bg, o.stretch);
+    for (std::size_t i = 0; i < m; ++i) {
+        const double peers = w.per_machine[c.mach[i]] - st.util[i];
+        const double u = clip01(st.util[i]);
+        const double lf = (1.0 + c.idle * (1.0 - u)) * (1.0 + c.sharep * peers);
+        w.S[i] = c.cost[i] * lf * o.stretch[i] + c.floor_gap;
+    }
+    // ---- LSM: the flush cycle at the current write rates
+    for (std::size_t i = 0; i < m; ++i) w.mbps[c.mach[i]] += st.writes[i] * 1e6 * c.entry;
+    for (std::size_t k = 0; k < nm; ++k) w.mbps[k] /= kMiB;
+    for (std::size_t i = 0; i < m; ++i) w.jobs_m[c.mach[i]] += st.fdb[i] + st.cb[i];
+    for (std::size_t i = 0; i < m; ++i) {
+        const double wal = c.wal ? c.wal_base + c.wal_mbps * w.mbps[c.mach[i]] : 0.0;
+        const double jobs = w.jobs_m[c.mach[i]] - st.fdb[i];
+        const double share = c.disk / std::max(1.0, 1.0 + jobs);
+        double* cy = &o.cyc[0] + i;                 // field f at cyc[f * m + i]
+        double one[kCycFields];
+        flush_cycles(c, st.writes[i], share, wal, 1.0 - st.stop[i], c.run_memtables[i], one);
+        for (std::size_t f = 0; f < kCycFields; ++f) cy[f * m] = one[f];
+    }
+    auto cyc = [&](int f, std::size_t i) { return o.cyc[static_cast<std::size_t>(f) * m + i]; };
+    const double period_eff = c.finite_to ? c.period : kInf;
+    const double N = static_cast<double>(c.N);
+    for (std::size_t i = 0; i < m; ++i) {
+        const double extra = cyc(WAL_US, i) + cyc(STOP_US, i) + cyc(SLOW_US, i);
+        const double wal_ev = cyc(WAL_EV, i);
+        const double wal_per_write = wal_ev > 0 ? cyc(WAL_US, i) / wal_ev : 0.0;
+        o.S_req[i] = w.S[i] + c.wf[i] * extra;
+        w.Uo[i] = std::min(c.ev[i] * (w.S[i] + extra), 0.99);
+        w.A[i] = o.S_req[i] * (1.0 + st.dup[i]);
+        // service.service_scv, service.residual_excess
+        const double Si = w.S[i];
+        const double frac = Si > 0 ? std::max(Si - c.floor_gap, 0.0) / Si : 0.0;
+        w.cv2w[i] = c.cv2 * frac * frac;
+        w.C[i] = 0.5 * (w.cv2w[i] - 1.0) * Si;
+        w.arrivals[i] = X * c.s[i];
+        const double here = st.q[i];
+        const double asleep = X * D;
+        w.free_wal[i] = free_during_block(N, here, asleep, wal_ev, period_eff);
+        w.free_stop[i] = free_during_block(N, here, asleep, cyc(STOP_EV, i), period_eff);
+        w.wal_rate[i] = st.writes[i] * wal_per_write;
+        w.stop_rate[i] = st.writes[i] * cyc(SPW, i);
+        w.V[i] = block_delay(w.wal_rate[i], wal_ev, w.arrivals[i], w.free_wal[i]) +
+                 block_delay(w.stop_rate[i], cyc(STOP_EV, i), w.arrivals[i], w.free_stop[i]);
+        o.block[i] = cyc(WAL_US, i) + cyc(SLOW_US, i);
+    }
+    const double Z = c.think + D;
+    // ---- the closed network
+    const unsigned char active_row = 1;
+    recursion_batch(1, m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(), w.V.data(),
+                    &Z, &c.N, &active_row, c.N, o.x_hist.data(), w.r_out.data(), o.q.data(),
+                    w.u_out.data());
+    const double X_new = o.x_hist[static_cast<std::size_t>(c.N - 1)];
+    o.X = X_new;
+    double kd_max = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        const bool act = c.s[i] > 0;
+        o.util[i] = act ? std::min(w.u_out[i] + w.Uo[i], 1.0) : 0.0;
+        o.demand[i] = c.s[i] * w.A[i] / std::max(1.0 - w.Uo[i], 1e-9);
+        w.logd[i] = act ? std::log(std::max(o.demand[i], 1e-300)) : -kInf;
+        w.k_drop[i] = c.K / (1.0 + st.dup[i]);
+        kd_max = std::max(kd_max, act ? w.k_drop[i] : 0.0);
+    }
+    // ---- loss and retries from the queue-length distribution
+    long kmax = std::min(c.N - 1, static_cast<long>(std::ceil(kd_max)) + 2);
+    kmax = std::max(kmax, 1L);
+    Tails& t = w.tails;
+    t.cum.assign(static_cast<std::size_t>(kmax) + 1, 0.0);
+    for (long k = 1; k <= kmax; ++k) {                // _cum_logx
+        const long col = c.N - k - 1;
+        const double lg = col >= 0 ? std::log(std::max(o.x_hist[static_cast<std::size_t>(col)], 1e-300))
+                                   : -kInf;
+        t.cum[static_cast<std::size_t>(k)] = t.cum[static_cast<std::size_t>(k) - 1] + lg;
+    }
+    t.width = t.cum.size();
+    if (t.width > 64) {                               // _significant
+        double top = -kInf;
+        for (std::size_t i = 0; i < m; ++i)
+            if (std::isfinite(w.logd[i])) top = std::max(top, w.logd[i]);
+        long last_live = -1;
+        if (std::isfinite(top)) {
+            const double floor_log = std::log(1e-18);
+            for (std::size_t k = 0; k < t.width; ++k)
+                if (static_cast<double>(k) * top + t.cum[k] > floor_log) last_live = static_cast<long>(k);
+        }
+        const std::size_t cut = last_live >= 0 ? static_cast<std::size_t>(last_live) + 2 : 2;
+        t.width = std::min(std::max<std::size_t>(cut, 2), t.width);
+        t.cum.resize(t.width);
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+        const bool act = c.s[i] > 0;
+        o.p[i] = act ? t.at(w.logd[i], w.k_drop[i]) : 0.0;
+        w.pkt[i] = X_new * c.s[i] * (1.0 + st.dup[i]) + c.ev[i];
+    }
+    const long row0 = 0;
+    for (int blk = 0; blk < 2; ++blk) {
+        const std::vector<double>& rate = blk == 0 ? w.wal_rate : w.stop_rate;
+        const std::vector<double>& f = blk == 0 ? w.free_wal : w.free_stop;
+        const int len_field = blk == 0 ? WAL_EV : STOP_EV;
+        for (std::size_t i = 0; i < m; ++i) {
+            const double length = cyc(len_field, i);
+            const bool hit = c.s[i] > 0 && rate[i] > 0 && length > 0 && w.pkt[i] > 0;
+            if (!hit) continue;
+            const double a_blk = f[i] * -std::expm1(-w.pkt[i] / f[i] * length) / (1.0 + st.dup[i]);
+            const double cc = w.k_drop[i] - a_blk;
+            double dropped = std::max(0.0, -cc);
+            if (t.at(w.logd[i], std::max(cc, 0.0)) > 1e-14)     // network.block_overflow
+                overflow_pairs(t.cum.data(), t.width, &w.logd[i], &cc, &row0, 1, ip.tail_cut,
+                               &dropped);
+            o.p[i] += rate[i] * dropped * (1.0 + st.dup[i]) / w.pkt[i];
+        }
+    }
+    for (std::size_t i = 0; i < m; ++i) {
+        o.p[i] = std::min(o.p[i] + c.loss * (c.s[i] > 0 ? 1.0 : 0.0), 0.99);
+        o.dup[i] = 0.0;
+    }
+    // ---- late replies (clients resend while late, or the attempt fails)
+    double implied = 0.0;
+    for (std::size_t i = 0; i < m; ++i) {
+        double fail = o.p[i];
+        const double spread = w.A[i] * (1.0 + 10.0 * std::sqrt(w.cv2w[i]));
+        const double k_late = spread > 0 ? c.budget / spread - 1.0 : kInf;
+        bool check = c.s[i] > 0 && c.finite_to && k_late < w.k_drop[i];
+        if (check)
+            check = t.at(w.logd[i], std::min(std::max(k_late, 0.0), static_cast<double>(kmax) + 1.0)) >
+                    ip.late_eps;
+        if (check) {
+            const double ls = late_sum(t, w.logd[i], w.k_drop[i], o.S_req[i], w.A[i], w.cv2w[i],
+                                       st.dup[i], c.budget, c.period, c.farreach, ip.late_timers);
+            const double p0 = o.p[i];
+            const double f_other = std::min(p0 + (1.0 - p0) * ls, 0.99);
+            if (c.farreach) {
+                o.dup[i] = ls * (1.0 - p0);
+            } else {
+                fail = f_other;
+                o.dup[i] = (1.0 - p0) * ls / (1.0 - f_other);
+            }
+        }
+        o.wait_extra[i] = c.finite_to ? fail / (1.0 - fail) * c.period : 0.0;
+        implied += c.s[i] * o.wait_extra[i];
+    }
+    o.implied = implied;
+    std::fill(o.bg.begin(), o.bg.end(), 0.0);
+    for (std::size_t i = 0; i < m; ++i) {
+        o.writes[i] = (X_new * c.s[i] * (1.0 + st.dup[i]) + c.ev[i]) * c.wf[i] + c.ev[i] * (1.0 - c.wf[i]);
+        o.bg[c.mach[i]] += cyc(FLUSH_BUSY, i) + cyc(COMP_BUSY, i);
+        o.fdb[i] = cyc(FLUSH_DISK, i);
+        o.cb[i] = cyc(COMP_BUSY, i);
+        o.stop[i] = cyc(STOP_FRAC, i);
+    }
+}
+
+}  // namespace
+
+RackConst rack_const(const double* k, std::size_t machines, const double* s,
+                     const double* wf, const double* ev, const double* cost,
+                     const double* run_memtables, const long* mach) {
+    RackConst c;
+    // the rack's own workers: a batch's padding (share 0, no load, no writes)
+    // changes nothing but the path from the reference's first guess
+    c.m = static_cast<std::size_t>(k[RK_workers]);
+    c.machines = machines;
+    c.s = s; c.wf = wf; c.ev = ev; c.cost = cost; c.run_memtables = run_memtables; c.mach = mach;
+    c.floor_gap = k[RK_floor_gap]; c.idle = k[RK_idle]; c.sharep = k[RK_sharep]; c.cv2 = k[RK_cv2];
+    c.think = k[RK_think]; c.period = k[RK_period]; c.budget = k[RK_budget];
+    c.finite_to = k[RK_finite_to] != 0; c.farreach = k[RK_farreach] != 0;
+    c.N = static_cast<long>(k[RK_N]); c.K = k[RK_K]; c.loss = k[RK_loss];
+    c.wal_base = k[RK_wal_base]; c.wal_mbps = k[RK_wal_mbps]; c.wal = k[RK_wal] != 0;
+    c.entry = k[RK_entry]; c.disk = k[RK_disk];
+    c.entries = k[RK_entries]; c.entry_bytes = k[RK_entry_bytes]; c.memtable_bytes = k[RK_memtable_bytes];
+    c.flush_fixed_us = k[RK_flush_fixed_us]; c.flush_write_factor = k[RK_flush_write_factor];
+    c.wamp = k[RK_wamp]; c.flushnum = k[RK_flushnum]; c.maxnum = k[RK_maxnum];
+    c.slowdown_bytes_per_us = k[RK_slowdown_bytes_per_us]; c.compacts = k[RK_compacts] != 0;
+    c.cores = static_cast<long>(k[RK_cores]); c.ctx_penalty = k[RK_ctx_penalty];
+    return c;
+}
+
+// ---------------------------------------------------------------- the damped loop (_iterate)
+void Snap::size(std::size_t m, std::size_t machines, long N) {
+    for (auto* v : {&util, &p, &dup, &writes, &fdb, &cb, &stop, &q, &S_req, &wait_extra, &demand,
+                    &block})
+        v->assign(m, 0.0);
+    stretch.assign(m, 1.0);
+    bg.assign(machines, 0.0);
+    x_hist.assign(static_cast<std::size_t>(std::max(N, 1L)), 0.0);
+    cyc.assign(kCycFields * m, 0.0);
+}
+
+void Snap::blend(double w, const Snap& z) {
+    auto f = [w](double x, double y) { return w * x + (1.0 - w) * y; };
+    auto fv = [&](std::vector<double>& a, const std::vector<double>& b) {
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = f(a[i], b[i]);
+    };
+    X = f(X, z.X);
+    implied = f(implied, z.implied);
+    delay = f(delay, z.delay);
+    for (auto [a, b] : {std::pair{&util, &z.util}, {&p, &z.p}, {&dup, &z.dup}, {&writes, &z.writes},
+                        {&bg, &z.bg}, {&fdb, &z.fdb}, {&cb, &z.cb}, {&stop, &z.stop}, {&q, &z.q},
+                        {&S_req, &z.S_req}, {&stretch, &z.stretch}, {&wait_extra, &z.wait_extra},
+                        {&demand, &z.demand},
+                        {&block, &z.block}, {&x_hist, &z.x_hist}, {&cyc, &z.cyc}})
+        fv(*a, *b);
+    iterations = std::max(iterations, z.iterations);
+    converged = converged && z.converged;
+}
+
+void iterate_rack(const RackConst& c, Snap& st, double D, const IterParams& ip) {
+    const std::size_t m = c.m, nm = c.machines;
+    thread_local Scratch w;
+    thread_local Step o;
+    o.size(m, nm, c.N);
+    double a = 1.0, last = kInf;
+    bool done = false;
+    long iterations = 0;
+    double map_X = st.X;
+    std::vector<double> map_util(st.util);
+    for (int it = 1; it <= ip.max_iter; ++it) {
+        step(c, st, D, ip, w, o);
+        const double X0 = st.X;
+        const bool fresh = X0 <= 0;
+        double du = 0, dp = 0, dd = 0, d0 = 0;
+        for (std::size_t i = 0; i < m; ++i) {
+            du = std::max(du, std::abs(o.util[i] - st.util[i]));
+            dp = std::max(dp, std::abs(o.p[i] - st.p[i]));
+            dd = std::max(dd, std::abs(o.dup[i] - st.dup[i]));
+            d0 = std::max(d0, st.dup[i]);
+        }
+        const double delta = std::abs(o.X - X0) / std::max(o.X, 1e-12) + du + dp + dd / (1.0 + d0);
+        if (it > 1) a = delta >= last ? std::max(0.05, a * 0.6) : std::min(ip.damp_max, a * 1.2);
+        last = delta;
+        map_X = o.X;
+        map_util = o.util;
+        st.X = fresh ? o.X : a * o.X + (1.0 - a) * X0;
+        bool any_w = false;
+        for (std::size_t i = 0; i < m; ++i) any_w = any_w || st.writes[i] != 0.0;
+        for (std::size_t i = 0; i < m; ++i) {
+            st.util[i] = a * o.util[i] + (1.0 - a) * st.util[i];
+            st.p[i] = a * o.p[i] + (1.0 - a) * st.p[i];
+            st.dup[i] = a * o.dup[i] + (1.0 - a) * st.dup[i];
+            st.writes[i] = any_w ? a * o.writes[i] + (1.0 - a) * st.writes[i] : o.writes[i];
+        }
+        st.fdb = o.fdb;
+        st.cb = o.cb;
+        st.stop = o.stop;
+        for (std::size_t k = 0; k < nm; ++k) st.bg[k] = a * o.bg[k] + (1.0 - a) * st.bg[k];
+        st.implied = o.implied;
+        ++iterations;
+        if (it >= ip.min_steps && delta < ip.tol && !fresh) {
+            done = true;
+            break;
+        }
+    }
+    // the map's own last output (operational laws hold on it), as the reference
+    st.X = map_X;
+    st.util = map_util;
+    st.iterations = iterations;
+    st.converged = done;
+    st.delay = D;
+    st.S_req = o.S_req;
+    st.stretch = o.stretch;
+    st.wait_extra = o.wait_extra;
+    st.demand = o.demand;
+    st.q = o.q;
+    st.block = o.block;
+    std::copy(o.x_hist.begin(), o.x_hist.begin() + c.N, st.x_hist.begin());
+    st.cyc = o.cyc;
+}
+
+// ---------------------------------------------------------------- the delay search (_solve_states)
+namespace {
+
+// _consistency: |g| relative to the delay (plus a thousandth of a period)
+double consistency(double g, double D, double period) {
+    return std::abs(g) / (D + 1e-3 * period);
+}
+
+}  // namespace
+
+void solve_rack(const RackConst& c, Snap& st, double D0, const IterParams& ip0) {
+    const bool warm = !std::isnan(D0);
+    double D = warm ? D0 : 0.0;
+    IterParams ip = ip0;
+    ip.min_steps = warm ? 2 : 4;
+    iterate_rack(c, st, D, ip);
+    long total = st.iterations;
+    const double period = c.period;
+    const double g0 = st.implied - D;
+    bool need = g0 > 1e-6 * (period + 1.0);
+    const double all_asleep = st.X > 0 ? static_cast<double>(c.N) / st.X : kInf;
+    double lo = D;
+    double hi = need ? (all_asleep > lo ? std::min(st.implied, all_asleep) : st.implied) : D;
+    double g_lo = g0, g_hi = std::numeric_limits<double>::quiet_NaN();
+    if (warm) {
+        const bool settled = consistency(g0, D, period) <= ip.root_tol;
+        const bool below = g0 < 0 && !settled;
+        if (below) {
+            lo = 0.0;
+            hi = D;
+            g_lo = st.implied;
+            g_hi = g0;
+        }
+        need = (need || below) && !settled;
+    }
+    int side = 0;
+    // the bracket's end states (g > 0 at lo, g < 0 at hi), for a bracket that
+    // closes on a jump of g
+    Snap end_pos, end_neg;
+    bool have_pos = false, have_neg = false;
+    if (need) {
+        (g0 > 0 ? end_pos : end_neg) = st;
+        (g0 > 0 ? have_pos : have_neg) = true;
+    }
+    double g_last = g0;
+    int failed = 0;
+    bool done = !need;
+    for (int rnd = 0; rnd < ip.rounds && !done; ++rnd) {
+        // next trial: the top of the bracket first, then regula falsi
+        double Dn;
+        if (std::isnan(g_hi)) Dn = hi;
+        else if (std::isfinite(g_hi) && g_lo - g_hi > 0)
+            Dn = lo + g_lo * (hi - lo) / std::max(g_lo - g_hi, 1e-300);
+        else Dn = 0.5 * (lo + hi);
+        // inexact rounds far from the root, the full tolerance near it
+        const double rel = std::abs(g_last) / (Dn + period);
+        ip.tol = std::min(std::max(0.1 * rel, ip0.tol), 1e-3);
+        ip.min_steps = 2;
+        st.converged = false;
+        iterate_rack(c, st, Dn, ip);
+        total += st.iterations;
+        const double g = st.implied - Dn;
+        g_last = g;
+        const bool pos = g > 0;
+        double new_lo = pos ? Dn : lo;
+        double new_hi = pos ? hi : Dn;
+        // a top below the root (the implied delay rose with D) moves up
+        if (pos && std::isnan(g_hi) && Dn >= hi) new_hi = std::max(st.implied, 2.0 * Dn);
+        const double glo = pos ? g : g_lo * (side == -1 ? 0.5 : 1.0);
+        double ghi = pos ? (side == 1 ? 0.5 : 1.0) * (std::isnan(g_hi) ? 0.0 : g_hi) : g;
+        if (std::isnan(g_hi) && pos) ghi = std::numeric_limits<double>::quiet_NaN();
+        side = pos ? 1 : -1;
+        lo = new_lo;
+        hi = new_hi;
+        g_lo = glo;
+        g_hi = ghi;
+        const double width = hi - lo;
+        (pos ? end_pos : end_neg) = st;
+        (pos ? have_pos : have_neg) = true;
+        failed += st.converged ? 0 : 1;
+        done = consistency(g, Dn, period) <= ip.root_tol || width <= 1e-5 * (hi + 1.0) ||
+               (!st.converged && (total >= ip.step_budget || failed >= ip.unsettled_rounds));
+    }
+    // a bracket closed on a jump of g: the mixture of its two end states
+    // whose delays agree on average (w g_lo + (1 - w) g_hi = 0)
+    if (need && consistency(st.implied - st.delay, st.delay, period) > ip.mix_tol && have_pos &&
+        have_neg) {
+        const double ga = end_pos.implied - end_pos.delay, gz = end_neg.implied - end_neg.delay;
+        if (ga > 0 && 0 > gz) {
+            const double w = -gz / (ga - gz);
+            st = end_pos;
+            st.blend(w, end_neg);
+        }
+    }
+    st.iterations = total;
+}
+
+}  // namespace mva

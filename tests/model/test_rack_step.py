@@ -1,0 +1,198 @@
+"""The compiled solve (model/solvers/rack_step.py, native/mva/rack.cpp) against
+the numpy reference (analytic._solve_states_numpy, _iterate, _step).
+
+The compiled form runs the same equations in the same order per rack, so the
+two agree to rounding (exp and log of libm against numpy's vectorised ones,
+a few units in the last place, carried through the iterations), take the
+same number of steps, and report the same details. Racks off its path
+(collapsed workers, populations past the exact recursion) are solved by the
+reference.
+
+Only racks whose fixed point settles are compared this way. Where the damped
+map keeps oscillating (a 0.3 ms timeout under 128 clients: the throughput
+jumps between 0.2 and 0.96 MOPS from step to step), a difference in the last
+bit grows to the size of the answer within 150 steps, in either
+implementation: the reference's own answer there moves with any change of
+rounding (a numpy version, the CPU's exp)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.special import gammaincc
+
+from model.profile import Profile
+from model.rack import compile_rack
+from model.scenario import Scenario
+from model.solvers import analytic, mva_core, rack_step
+
+pytestmark = pytest.mark.skipif(rack_step._solve_racks is None, reason="native/mva is not built")
+
+#: relative agreement of compiled and numpy answers (rounding only)
+REL = 1e-9
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return Profile.load("tofino-testbed")
+
+
+def _both(spec, monkeypatch):
+    monkeypatch.setattr(rack_step, "USE_COMPILED", True)
+    fast = analytic.solve(spec)
+    monkeypatch.setattr(rack_step, "USE_COMPILED", False)
+    ref = analytic.solve(spec)
+    monkeypatch.setattr(rack_step, "USE_COMPILED", True)
+    return fast, ref
+
+
+def _close(a: float, b: float, rel: float = REL, floor: float = 1e-12) -> bool:
+    if a == b:                                    # inf (an idle worker's wait) included
+        return True
+    return abs(a - b) <= rel * max(abs(a), abs(b), floor)
+
+
+def assert_same(fast, ref, rel: float = REL):
+    assert _close(fast.throughput_mops, ref.throughput_mops, rel)
+    assert _close(fast.pktloss, ref.pktloss, rel, 1.0)
+    assert _close(fast.false_pos, ref.false_pos, rel, 1.0)
+    assert _close(fast.stall_fraction, ref.stall_fraction, rel)
+    assert _close(fast.client.latency_us, ref.client.latency_us, rel)
+    for a, b in zip(fast.servers, ref.servers, strict=True):
+        for f in ("share", "utilization", "wait_us", "process_us"):
+            assert _close(getattr(a, f), getattr(b, f), rel), f
+    da, db = fast.details, ref.details
+    assert da["iterations"] == db["iterations"]
+    assert da["converged"] == db["converged"]
+    assert _close(da["timeout_delay_us_per_request"], db["timeout_delay_us_per_request"], rel)
+    for k in ("loss_probability", "duplicates_per_request", "flush_busy_fraction",
+              "write_stop_fraction"):
+        np.testing.assert_allclose(da[k], db[k], rtol=rel, atol=1e-15, err_msg=k)
+
+
+def _regimes():
+    from sim.parity import regimes
+    return regimes()
+
+
+@pytest.mark.parametrize("name", sorted(_regimes()))
+def test_every_parity_regime_solves_as_the_reference(name, profile, monkeypatch):
+    """Every regime of the parity table and of sim.facts (stalls, WAL blocks,
+    loss, late replies, the lab's tuning rows): the compiled solve is the
+    reference's, step for step."""
+    spec = compile_rack(_regimes()[name], profile)
+    fast, ref = _both(spec, monkeypatch)
+    assert_same(fast, ref)
+
+
+@pytest.mark.parametrize("changes", [
+    {"clients.retry": "strict"},                                   # late replies fail attempts
+    {"network.loss_rate": 0.002},                                  # wire loss
+    {"clients.timeout_ms": 2.0, "clients.threads": 256},           # replies outlive the timeout
+    {"clients.timeout_ms": 1.0, "clients.retry": "strict"},        # ... and strict retries
+    {"switch.mode": "read-only", "servers.count": 8},              # NetCache write-backs
+    {"clients.threads": 1},
+    {"clients.timeout_ms": 600_000.0},
+    {"workload.profile": "lab", "switch.partition": "range", "servers.count": 4},
+    {"storage.db": "normal", "storage.wal": False, "servers.pinned": False},
+    {"servers.cores": 4},                                          # threads outnumber cores
+    {"servers.cores": 2, "servers.count": 80, "servers.machines": 1},   # past EXACT_PEERS
+])
+def test_other_mechanisms_solve_as_the_reference(changes, profile, monkeypatch):
+    spec = compile_rack(Scenario.default().updated(changes), profile)
+    fast, ref = _both(spec, monkeypatch)
+    assert_same(fast, ref)
+
+
+def test_random_valid_scenarios_solve_as_the_reference(profile, monkeypatch):
+    """Forty scenarios of the declared space (tests/robustness/space.py, the
+    CI bounds): on the compiled path or off it, the same answer."""
+    from tests.robustness.space import DIMENSIONS, FAST, scenario_from_unit
+    rng = np.random.default_rng(20261126)
+    compiled = settled = 0
+    for _ in range(40):
+        sc = scenario_from_unit(rng.random(DIMENSIONS), FAST)
+        spec = compile_rack(sc, profile)
+        b = analytic._Batch.of([spec])
+        compiled += bool(rack_step.eligible(b, analytic._initial(b))[0])
+        fast, ref = _both(spec, monkeypatch)
+        if ref.details["converged"]:
+            assert_same(fast, ref, rel=1e-7)
+            settled += 1
+    assert compiled >= 20 and settled >= 30   # most of them ran compiled, and settled
+
+
+def test_a_rack_answers_the_same_alone_and_in_any_batch(profile, monkeypatch):
+    """The compiled solve runs each rack on its own workers, so a batch's
+    padding to its widest rack does not move its answer; the reference's
+    padded workers start idle, so its answers move by rounding only (they
+    started at half load and shifted a batched rack's first steps)."""
+    scs = [Scenario.default().updated(ch) for ch in (
+        {"servers.count": 1}, {"servers.count": 64, "clients.threads": 512},
+        {"storage.memtable_mb": 4.0, "clients.timeout_ms": 100.0},
+        {"switch.cache": False, "servers.count": 8})]
+    specs = [compile_rack(sc, profile) for sc in scs]
+    together = analytic.solve_many(specs)
+    for spec, t in zip(specs, together):
+        alone = analytic.solve(spec)
+        assert alone.throughput_mops == t.throughput_mops
+        assert alone.pktloss == t.pktloss
+        assert [s.wait_us for s in alone.servers] == [s.wait_us for s in t.servers]
+    monkeypatch.setattr(rack_step, "USE_COMPILED", False)
+    for spec, t in zip(specs, analytic.solve_many(specs)):
+        assert_same(analytic.solve(spec), t)
+
+
+def test_a_warm_start_from_a_neighbours_root_is_the_reference(profile, monkeypatch):
+    """The sigma points of an interval start from their centre's root
+    (solve_many's warm_from): the compiled search takes the warm branch as the
+    reference does."""
+    from model.intervals import sigma_profiles
+    sc = Scenario.default().updated({"storage.memtable_mb": 4.0, "clients.timeout_ms": 100.0})
+    profs = [profile] + sigma_profiles(profile)[0][:4]
+    specs = [compile_rack(sc, p) for p in profs]
+    warm = [None] + [0] * (len(specs) - 1)
+    monkeypatch.setattr(rack_step, "USE_COMPILED", True)
+    fast = analytic.solve_many(specs, warm_from=warm)
+    monkeypatch.setattr(rack_step, "USE_COMPILED", False)
+    ref = analytic.solve_many(specs, warm_from=warm)
+    for a, b in zip(fast, ref):
+        assert_same(a, b, rel=1e-7)
+
+
+def test_racks_off_the_compiled_path_go_to_the_reference(profile):
+    """Collapsed workers and populations past the exact recursion are the
+    reference's to solve; a core count is not."""
+    def eligible(sc, collapsed=None):
+        spec = compile_rack(sc, profile)
+        b = analytic._Batch.of([spec])
+        return bool(rack_step.eligible(b, analytic._initial(b, collapsed))[0])
+    base = Scenario.default()
+    assert eligible(base)
+    assert not eligible(base, [(0,)])
+    assert eligible(base.updated({"servers.cores": 4}))
+    big = base.updated({"clients.threads": mva_core.N_EXACT + 1, "servers.count": 512})
+    assert mva_core._approximate(np.array([mva_core.N_EXACT + 1]), 512)[0]
+    assert not eligible(big)
+
+
+@pytest.mark.parametrize("a", [1e-3, 0.1, 0.5, 1.0, 3.0, 9.99, 10.0, 10.01, 30.0, 300.0,
+                               9_999.0, 10_001.0, 1e5, 1e6])
+def test_the_compiled_upper_incomplete_gamma_is_scipys(a):
+    """Q(a, x) of the late-reply sums against scipy.special.gammaincc, across
+    the series, the continued fraction and Temme's expansion (past 10^4):
+    within 5e-12 relative wherever Q is not below 1e-290. Past a = 10^5 the
+    bound is scipy's own error: against mpmath at 40 digits, scipy is 4.9e-12
+    off at a = 10^6, x = a - 4.8 sqrt(a) (and 2.9e-7 at a = 10^8), the compiled
+    form below 1e-15 (checked on 2026-11-26)."""
+    x = np.concatenate([a + np.sqrt(a) * np.linspace(-8.0, 8.0, 33),
+                        a * np.array([1e-3, 0.1, 0.5, 2.0, 5.0, 20.0]),
+                        [0.0, 1e-9, 0.5, 1.0, 3.0, 10.0, 100.0]])
+    x = x[x >= 0]
+    got = mva_core._compiled.gamma_q(a, x)
+    want = gammaincc(a, x)
+    ok = want > 1e-290
+    np.testing.assert_allclose(got[ok], want[ok], rtol=5e-12 if a < 1e5 else 1e-10, atol=0)
+    np.testing.assert_allclose(got[~ok], want[~ok], rtol=0, atol=1e-290)
+    assert mva_core._compiled.gamma_q(a, 0.0) == 1.0
+    assert np.isnan(mva_core._compiled.gamma_q(-1.0, 1.0))
