@@ -256,7 +256,8 @@ def _compiled_params() -> dict:
     solve takes (rack_step), read when it runs (tests change them)."""
     return dict(tol=TOL, max_iter=MAX_ITER, damp_max=DAMP_MAX, late_eps=LATE_EPS,
                 tail_cut=TAIL_CUT, late_timers=LATE_TIMERS, root_tol=ROOT_TOL, mix_tol=MIX_TOL,
-                step_budget=STEP_BUDGET, unsettled_rounds=UNSETTLED_ROUNDS, rounds=ROUNDS)
+                step_budget=STEP_BUDGET, unsettled_rounds=UNSETTLED_ROUNDS, rounds=ROUNDS,
+                n_exact=mva_core.N_EXACT, work_exact=mva_core.WORK_EXACT)
 
 
 def _initial(b: _Batch, collapsed: Sequence[tuple] | None = None) -> _State:

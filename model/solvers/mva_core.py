@@ -50,8 +50,11 @@ WORK_EXACT = 4_000_000
 
 
 def _approximate(N, m) -> np.ndarray:
+    """Which networks take the approximation: N clients over m visited stations
+    (the work of the exact recursion; a batch's padding and idle workers are
+    not visited, so a rack's method does not depend on its batch)."""
     N = np.asarray(N)
-    return (N > N_EXACT) & (N * m > WORK_EXACT)
+    return (N > N_EXACT) & (N * np.asarray(m) > WORK_EXACT)
 
 
 def recursion(v, S, A, C, Uo, V, Z: float, N: int):
@@ -61,7 +64,7 @@ def recursion(v, S, A, C, Uo, V, Z: float, N: int):
     :func:`recursion_numpy`; both compute the same numbers. Past
     :data:`N_EXACT` clients (and :data:`WORK_EXACT` client-stations), the
     Schweitzer approximation."""
-    if _approximate(N, len(v)):
+    if _approximate(N, np.count_nonzero(v)):
         x_hist, r, q, u = approximate_batch(*(np.atleast_2d(np.asarray(a, dtype=float))
                                               for a in (v, S, A, C, Uo, V)),
                                             np.array([Z], dtype=float), np.array([N]))
@@ -101,7 +104,7 @@ def recursion_batch(v, S, A, C, Uo, V, Z, N):
     Z = np.asarray(Z, dtype=float)
     x_hist = np.zeros((R, int(N.max())))
     r, q, u = np.zeros((R, m)), np.zeros((R, m)), np.zeros((R, m))
-    big = _approximate(N, m)
+    big = _approximate(N, np.count_nonzero(v, axis=1))
     if big.any():
         rows = np.nonzero(big)[0]
         xa, r[rows], q[rows], u[rows] = approximate_batch(

@@ -9,11 +9,9 @@ compiled form runs the same equations per rack, in the same order of
 operations, and follows the reference to the solver's tolerance
 (tests/model/test_rack_step.py).
 
-It covers the common path only. A rack stays with the numpy reference when
-it has collapsed workers (:func:`analytic._collapsed`, a root search per
-step) or a population past the exact recursion
-(:data:`model.solvers.mva_core.N_EXACT`), or when the extension is not
-built.
+It covers every rack but those with collapsed workers
+(:func:`analytic._collapsed`, a root search per step), which stay with the
+numpy reference, as does every rack when the extension is not built.
 """
 
 from __future__ import annotations
@@ -43,7 +41,7 @@ def eligible(b, st) -> np.ndarray:
     if _solve_racks is None or not USE_COMPILED:
         return np.zeros(b.R, dtype=bool)
     healthy = np.array([not c for c in st.collapsed], dtype=bool)
-    return healthy & ~mva_core._approximate(b.N, b.M)
+    return healthy
 
 
 def constants(b) -> dict:

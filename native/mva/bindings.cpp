@@ -204,6 +204,8 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
     ip.step_budget = params["step_budget"].cast<int>();
     ip.unsettled_rounds = params["unsettled_rounds"].cast<int>();
     ip.rounds = params["rounds"].cast<int>();
+    ip.n_exact = params["n_exact"].cast<double>();
+    ip.work_exact = params["work_exact"].cast<double>();
     std::vector<double*> wp;
     for (auto& a : wk) wp.push_back(a.mutable_data());
     {

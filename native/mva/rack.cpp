@@ -410,6 +410,68 @@ double late_sum(const Tails& t, double logd, double k_drop, double S, double A, 
     return out;
 }
 
+// ---------------------------------------------------------------- large populations
+// mva_core.approximate_batch for one rack: the Schweitzer throughput at
+// n = N, N - 1, N - 2, N - 4, ... (throughput_roots), X(n) interpolated
+// between them, and the stations' queue and utilisation at N.
+void schweitzer_history(std::size_t m, const double* v, const double* S, const double* A,
+                        const double* C, const double* Uo, const double* V, double Z, long N,
+                        int root_steps, double* x_hist, double* q, double* u) {
+    thread_local std::vector<double> pops, f, a0, a1, b, x, slow;
+    const long top = std::max(N, 2L);
+    long k = 0;
+    while ((2L << k) <= top) ++k;                    // floor(log2(max(N, 2)))
+    pops.assign(1, static_cast<double>(N));          // steps 0, 1, 2, 4, ..., 2^k
+    for (long j = 0; j <= k; ++j) pops.push_back(static_cast<double>(std::max(N - (1L << j), 1L)));
+    const std::size_t G = pops.size();
+    f.resize(G);
+    slow.resize(m);
+    a0.resize(G * m);
+    a1.resize(G * m);
+    b.resize(G * m);
+    x.assign(G, 0.0);
+    for (std::size_t i = 0; i < m; ++i) slow[i] = 1.0 / std::max(1.0 - Uo[i], 1e-9);
+    for (std::size_t g = 0; g < G; ++g) {
+        f[g] = (pops[g] - 1.0) / pops[g];
+        for (std::size_t i = 0; i < m; ++i) {
+            b[g * m + i] = f[g] * v[i] * A[i] * slow[i];
+            a0[g * m + i] = v[i] * (S[i] * slow[i] + V[i]);
+            a1[g * m + i] = v[i] * C[i] * f[g] * v[i] * A[i] * slow[i];
+        }
+    }
+    throughput_roots(1, G, m, a0.data(), a1.data(), b.data(), &Z, pops.data(), root_steps, x.data());
+    const double xN = x[0], f0 = f[0];
+    for (std::size_t i = 0; i < m; ++i) {
+        const double a_ = (S[i] + C[i] * f0 * xN * v[i] * A[i]) * slow[i] + V[i];
+        q[i] = xN * v[i] * a_ / (1.0 - xN * b[i]);
+        u[i] = xN * v[i] * A[i];
+    }
+    // X(1..N) by linear interpolation over the populations solved (np.interp),
+    // from the smallest up; repeated populations (N - 2^j clipped at 1) once
+    thread_local std::vector<double> xp, fp;
+    xp.clear();
+    fp.clear();
+    for (std::size_t g = G; g-- > 0;) {
+        if (!xp.empty() && !(pops[g] > xp.back())) continue;
+        xp.push_back(pops[g]);
+        fp.push_back(x[g]);
+    }
+    std::size_t j = 0;
+    for (long n = 1; n <= N; ++n) {
+        const double nn = static_cast<double>(n);
+        while (j + 1 < xp.size() && xp[j + 1] < nn) ++j;
+        double val;
+        if (nn <= xp.front()) val = fp.front();
+        else if (nn >= xp.back()) val = fp.back();
+        else {
+            const double slope = (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]);
+            val = slope * (nn - xp[j]) + fp[j];
+            if (nn == xp[j + 1]) val = fp[j + 1];
+        }
+        x_hist[n - 1] = val;
+    }
+}
+
 // ---------------------------------------------------------------- one step (_step)
 struct Step {
     std::vector<double> util, p, dup, writes, bg, fdb, cb, stop, implied_v;
@@ -493,11 +555,21 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
         o.block[i] = cyc(WAL_US, i) + cyc(SLOW_US, i);
     }
     const double Z = c.think + D;
-    // ---- the closed network
-    const unsigned char active_row = 1;
-    recursion_batch(1, m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(), w.V.data(),
-                    &Z, &c.N, &active_row, c.N, o.x_hist.data(), w.r_out.data(), o.q.data(),
-                    w.u_out.data());
+    // ---- the closed network: exact, or Schweitzer past n_exact clients and
+    // work_exact client-stations (mva_core._approximate)
+    std::size_t visited = 0;
+    for (std::size_t i = 0; i < m; ++i) visited += c.s[i] != 0.0;
+    const double Nd = static_cast<double>(c.N);
+    if (Nd > ip.n_exact && Nd * static_cast<double>(visited) > ip.work_exact) {
+        schweitzer_history(m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(),
+                           w.V.data(), Z, c.N, ip.root_steps, o.x_hist.data(), o.q.data(),
+                           w.u_out.data());
+    } else {
+        const unsigned char active_row = 1;
+        recursion_batch(1, m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(), w.V.data(),
+                        &Z, &c.N, &active_row, c.N, o.x_hist.data(), w.r_out.data(), o.q.data(),
+                        w.u_out.data());
+    }
     const double X_new = o.x_hist[static_cast<std::size_t>(c.N - 1)];
     o.X = X_new;
     double kd_max = 0.0;

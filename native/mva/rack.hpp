@@ -1,8 +1,8 @@
 // The analytic solver's inner fixed point for one rack, compiled
 // (model/solvers/analytic.py: _iterate and _step are the reference and hold
 // the equations; model/rack/* hold each mechanism's mean-value form). Only
-// the common path: no collapsed worker and an exact MVA recursion; racks off
-// that path stay with the numpy reference.
+// the common path: every rack without a collapsed worker; racks off that path
+// stay with the numpy reference.
 // No Python headers here: bindings.cpp wraps it.
 #pragma once
 #include <cstddef>
@@ -71,6 +71,10 @@ struct Snap {
 struct IterParams {
     double tol = 1e-5, damp_max = 0.8, late_eps = 1e-10, tail_cut = -69.0;
     int min_steps = 4, max_iter = 400, late_timers = 32;
+    // the Schweitzer approximation past n_exact clients and work_exact
+    // client-stations (mva_core.N_EXACT, WORK_EXACT), its Newton steps at most
+    double n_exact = 16384, work_exact = 4e6;
+    int root_steps = 100;
     // _solve_states
     double root_tol = 1e-4, mix_tol = 1e-3;
     int step_budget = 1600, unsettled_rounds = 2, rounds = 40;

@@ -161,8 +161,8 @@ def test_a_warm_start_from_a_neighbours_root_is_the_reference(profile, monkeypat
 
 
 def test_racks_off_the_compiled_path_go_to_the_reference(profile):
-    """Collapsed workers and populations past the exact recursion are the
-    reference's to solve; a core count is not."""
+    """Collapsed workers are the reference's to solve; a core count or a
+    population past the exact recursion is not."""
     def eligible(sc, collapsed=None):
         spec = compile_rack(sc, profile)
         b = analytic._Batch.of([spec])
@@ -171,9 +171,36 @@ def test_racks_off_the_compiled_path_go_to_the_reference(profile):
     assert eligible(base)
     assert not eligible(base, [(0,)])
     assert eligible(base.updated({"servers.cores": 4}))
-    big = base.updated({"clients.threads": mva_core.N_EXACT + 1, "servers.count": 512})
-    assert mva_core._approximate(np.array([mva_core.N_EXACT + 1]), 512)[0]
-    assert not eligible(big)
+    assert eligible(base.updated({"clients.threads": mva_core.N_EXACT + 1, "servers.count": 512}))
+
+
+@pytest.mark.parametrize("servers, clients", [(4096, 65_536), (16, 65_536), (16, 20_000)])
+def test_large_populations_solve_as_the_reference(servers, clients, profile, monkeypatch):
+    """Past N_EXACT clients and WORK_EXACT client-stations the Schweitzer
+    approximation (mva_core.approximate_batch), compiled in the same steps;
+    a large population over few stations stays exact."""
+    sc = Scenario.default().updated({"servers.count": servers, "clients.threads": clients})
+    spec = compile_rack(sc, profile)
+    assert mva_core._approximate(np.array([clients]), servers)[0] == (clients * servers > 4e6)
+    fast, ref = _both(spec, monkeypatch)
+    assert_same(fast, ref)
+
+
+def test_the_method_of_a_rack_does_not_depend_on_its_batch():
+    """The exact recursion or the approximation is chosen by a rack's own
+    visited stations, not by the width of the batch it is padded to."""
+    rng = np.random.default_rng(5)
+    n = mva_core.N_EXACT + 100
+    v = np.zeros((2, 400))
+    v[0, :16] = 1.0 / 16
+    v[1, :] = 1.0 / 400
+    S = rng.uniform(5.0, 20.0, (2, 400))
+    z = np.zeros((2, 400))
+    x_hist, _, _, _ = mva_core.recursion_batch(v, S, S, z, z, z, np.array([30.0, 30.0]),
+                                               np.array([n, n]))
+    alone = mva_core.recursion(v[0, :16], S[0, :16], S[0, :16], z[0, :16], z[0, :16], z[0, :16],
+                               30.0, n)[0]
+    np.testing.assert_allclose(x_hist[0], alone, rtol=1e-12)       # exact, as alone
 
 
 @pytest.mark.parametrize("a", [1e-3, 0.1, 0.5, 1.0, 3.0, 9.99, 10.0, 10.01, 30.0, 300.0,
