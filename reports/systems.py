@@ -280,8 +280,11 @@ def mechanisms(sysm: System, prof: Profile, pred: Sequence[Mapping[str, Any]]) -
             "Coroutine model: a constant user-space switch "
             f"(coroutine_switch_us = {_p(prof, 'coroutine_switch_us', 'µs')}), so latency stays "
             "low and no saturation is predicted in range. Priorities: below saturation each "
-            "class waits the non-preemptive priority M/G/c time; past it the closed loop fixes "
-            "the mean wait and low priorities pay for it, more so on fewer vCPUs.",
+            "class waits the non-preemptive priority M/G/c time; past it (1 vCPU) the client's "
+            "one poll thread runs late, every tick period stretches to the pool's capacity, "
+            "and each class's connections arrive as one burst: the mean wait over the classes "
+            "is that of periodic bursts at load 1 (Benes), the top class waits for its own "
+            "burst only, and the classes between step up linearly.",
             "Source: model/systems/threads.py.",
         ]
     mod = sys.modules.get(getattr(sysm.curves, "__module__", ""), None)

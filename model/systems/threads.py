@@ -29,13 +29,31 @@ interval brings a burst of N requests (:func:`model.blocks.aligned_burst`).
 Latency = ``client_us`` + that; requests = completed rate x (run - ``warmup_ms``).
 
 Priority runs (``coroutine_priority.csv``): ``conns_per_class`` connections
-per priority 1..7 on 1-4 vCPUs, matrix 40. Below saturation each class's
-wait is the non-preemptive priority M/G/c value (Cobham + Bondi-Buzen,
-:func:`model.blocks.pool_priority`). Past saturation the closed loop fixes
-the mean wait (work conservation: priorities only redistribute it) and the
-split follows the Cobham shape at the scheduler's effective load
-``priority_load``. A class's std: zero wait with probability 1 - P(wait),
-else a roughly exponential wait.
+per priority 1..7 on 1-4 vCPUs, matrix 40, one client poll thread.
+
+* While the pool keeps up (offered CPU below ``SATURATION_LOAD`` of the
+  vCPUs), the client sends each connection's request on its own tick and
+  the ticks are spread: each class waits the non-preemptive priority M/G/c
+  time (Cobham + Bondi-Buzen, :func:`model.blocks.pool_priority`).
+* Saturated (1 vCPU): the one client poll thread shares the scarce CPU, so
+  its ticks run late and every connection's tick period stretches until the
+  offered load equals the capacity, T' = N s / c (1 vCPU: classes 1-6
+  complete 696 requests each, 768 on 4 vCPUs, whatever their latency).
+  Running late, the poll thread sends a class's connections (opened
+  together) in one go: K = 7 bursts of n requests a period, at phases that
+  drift independently. The mean wait over the classes does not depend on
+  the order of service (work conservation, equal service times): it is the
+  wait of a burst among K periodic bursts at load 1
+  (:func:`model.blocks.periodic_burst_wait`, Benes' formula) plus the rounds
+  ahead in its own burst. The top class waits only for its own burst and
+  the request in service. Between them the classes' waits step up by the
+  same amount per level (an assumption: the measured shape on 1 vCPU;
+  docs/systems.md gives the evidence), so the per-level step comes from the
+  burst mechanism, not from a fitted load.
+* A class's std: jitter, its position in its burst, and (saturated) the
+  wait behind higher classes taken as exponential-like (std = mean);
+  below saturation zero wait with probability 1 - P(wait), else a roughly
+  exponential wait.
 """
 
 from __future__ import annotations
@@ -44,8 +62,9 @@ import math
 from typing import Any
 
 
-from model.blocks import BurstWait, aligned_burst, closed_loop, pool_priority, switch_cost
-from model.closed_forms import erlang_c, mg1_priority_nonpreemptive
+from model.blocks import (BurstWait, aligned_burst, closed_loop, periodic_burst_wait, pool_priority,
+                          switch_cost)
+from model.closed_forms import erlang_c
 from model.errors import InputError
 from model.profile import Profile
 from model.uncertainty import with_intervals
@@ -57,6 +76,8 @@ from .base import ParamSpec, System, register_system
 STAGES = 3
 SERVICE_CV2 = 1.0      # squared CV of a request's serial work (assumption: exponential-like)
 N_CLASSES = 7
+SATURATION_LOAD = 0.95  # offered CPU / vCPUs from which the priority pool counts as saturated
+EXTRA_WAIT_CV2 = 1.0    # squared CV of the wait behind higher classes (assumption: exponential-like)
 
 PARAMS = (
     ParamSpec("client_us", "us", 250.0, 0.0, 5000.0,
@@ -69,8 +90,10 @@ PARAMS = (
               "kernel context switch per stage handoff, per runnable thread per core"),
     ParamSpec("thread_ctx_us", "us", 20.0, 0.0, 1000.0,
               "fixed cost of a kernel context switch per stage handoff under contention"),
-    ParamSpec("coroutine_switch_us", "us", 5.0, 0.0, 1000.0,
-              "user-space coroutine switch per stage handoff"),
+    ParamSpec("coroutine_switch_us", "us", 1.0, 0.0, 1000.0,
+              "user-space coroutine switch per stage handoff (assumption: a register and "
+              "stack switch, about a microsecond; only base_us + 3 x this is identified, "
+              "so it is fixed and base_us carries the coroutine's serial work)", fit=False),
     ParamSpec("solo_delta_us", "us", 0.0, -500.0, 500.0,
               "thread minus coroutine latency of a lone request (a blocked kernel thread wakes "
               "on its event; a coroutine waits for the runtime's next poll)"),
@@ -89,8 +112,6 @@ PARAMS = (
     ParamSpec("conns_per_class", "connections", 16.0, 1.0, 1000.0,
               "connections per priority class (768 requests per class in 5 s at 100 ms)",
               fit=False),
-    ParamSpec("priority_load", "1", 0.6, 0.05, 0.99,
-              "effective load shaping the per-class split of a saturated priority pool"),
 )
 
 MODELS = {"thread": "thread", "coroutine": "coroutine"}
@@ -224,34 +245,76 @@ def _prio_std(wait: float, pwait: float, p: Profile) -> float:
     return math.sqrt(p["priority_jitter_us"] ** 2 + wq * wq * (2.0 / pw - 1.0))
 
 
+def burst_rounds(n: int, cores: int) -> tuple[float, float]:
+    """Mean and variance of the rounds floor(j / c) ahead of position j of a
+    burst of n requests on c cores, j uniform on 0..n-1."""
+    r = [j // cores for j in range(n)]
+    m = sum(r) / n
+    return m, sum((x - m) ** 2 for x in r) / n
+
+
+def saturated_priority_waits(n: int, classes: int, s: float, cores: int,
+                             interval: float) -> dict[str, Any]:
+    """Waits of the classes of a saturated priority pool (see the module doc).
+
+    ``classes`` bursts of ``n`` requests of CPU ``s`` on ``cores`` vCPUs; the
+    client's ticks stretch to the period T' = max(interval, classes n s / c),
+    so the load is at most 1. With a burst's work B = n s / c:
+
+    * mean wait over the classes (work conservation: the order of service
+      does not change it) = E[wait of a burst among periodic bursts at
+      independent phases] (:func:`model.blocks.periodic_burst_wait`) + the
+      rounds ahead in its own burst, s E[floor(j / c)];
+    * top class: its own rounds plus the residual of the requests in
+      service, load x s / (c + 1) (non-preemptive: nothing else overtakes it);
+    * class k: the top class's wait plus (k - 1) equal steps whose mean over
+      the classes is the conserved mean.
+
+    Returns the period, the load, the per-class waits (class 1 first) and
+    the variance of a request's position in its burst."""
+    period = max(float(interval), classes * n * s / cores)
+    load = classes * n * s / (cores * period)
+    rounds, v_rounds = burst_rounds(n, cores)
+    found = periodic_burst_wait(classes, n * s / cores, period)
+    w_bar = found.mean + s * rounds
+    w_top = min(s * rounds + load * s / (cores + 1), w_bar)
+    step = 2.0 * (w_bar - w_top) / (classes - 1) if classes > 1 else 0.0
+    return {"period": period, "load": load, "waits": [w_top + k * step for k in range(classes)],
+            "position_var": s * s * v_rounds, "mean_wait": w_bar}
+
+
 def solve_priority(vcpus: int, matrix: float, interval_ms: float, run_ms: float,
                    p: Profile) -> list[dict[str, float]]:
-    """Per class 1..7 (1 = highest): latency mean/std and completed requests."""
+    """Per class 1..7 (1 = highest): latency mean/std and completed requests.
+
+    Below ``SATURATION_LOAD`` the ticks are spread and each class waits its
+    non-preemptive priority M/G/c time; from there on the client's ticks
+    stretch to the pool's capacity and the classes' waits come from their
+    bursts (:func:`saturated_priority_waits`). Every class completes its
+    connections' ticks: n (run - warmup) / period."""
     n = int(round(p["conns_per_class"]))
+    c = int(vcpus)
     s = request_cpu_us("coroutine", n * N_CLASSES, matrix, p, vcpus)
-    lam = n / (interval_ms * 1e3)
-    rho = N_CLASSES * lam * s / vcpus
+    interval = interval_ms * 1e3
+    lam = n / interval
+    rho = N_CLASSES * lam * s / c
     span = max(run_ms - p["warmup_ms"], 0.0) * 1e3
     out = []
-    if rho < 0.95:
-        pm = pool_priority([lam] * N_CLASSES, [s] * N_CLASSES, [s * s] * N_CLASSES, vcpus)
-        pw = erlang_c(N_CLASSES * lam * s, vcpus)
+    if rho < SATURATION_LOAD:
+        pm = pool_priority([lam] * N_CLASSES, [s] * N_CLASSES, [s * s] * N_CLASSES, c)
+        pw = erlang_c(N_CLASSES * lam * s, c)
         for m in pm:
             out.append({"latency_mean_us": p["priority_client_us"] + m.response,
                         "latency_std_us": _prio_std(m.waiting, pw, p), "requests": lam * span})
         return out
-    # saturated: connections wait for their outstanding request (closed loop)
-    cl = closed_loop(n * N_CLASSES, interval_ms * 1e3, [s], [vcpus])
-    wait = max(cl.response - s, 0.0)
-    shape_lam = p["priority_load"] / (N_CLASSES * s)
-    w = mg1_priority_nonpreemptive([shape_lam] * N_CLASSES, [s] * N_CLASSES,
-                                   [s * s] * N_CLASSES).waiting_time
-    w = w / w.mean() * wait            # conservation: equal rates -> plain mean
-    x_class = cl.throughput / N_CLASSES
-    for wk in w:
-        out.append({"latency_mean_us": p["priority_client_us"] + s + float(wk),
-                    "latency_std_us": _prio_std(float(wk), 1.0, p),
-                    "requests": min(lam, x_class) * span})
+    sat = saturated_priority_waits(n, N_CLASSES, s, c, interval)
+    top = sat["waits"][0]
+    for wk in sat["waits"]:
+        behind = wk - top                     # wait behind higher classes
+        sd = math.sqrt(p["priority_jitter_us"] ** 2 + sat["position_var"]
+                       + EXTRA_WAIT_CV2 * behind * behind)
+        out.append({"latency_mean_us": p["priority_client_us"] + s + wk,
+                    "latency_std_us": sd, "requests": n / sat["period"] * span})
     return out
 
 

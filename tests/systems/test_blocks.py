@@ -208,3 +208,44 @@ def test_wakeup_delay_fades_with_rate():
     assert wakeup_delay(100.0, 0.02, 50.0) == pytest.approx(100 * np.exp(-1))
     with pytest.raises(InputError):
         wakeup_delay(-1.0, 0.0, 1.0)
+
+
+def _periodic_fifo_waits(phases: np.ndarray, work: float, period: float,
+                         periods: int = 12) -> np.ndarray:
+    """Waits (work found queued) of bursts arriving at ``phases`` every
+    ``period``, one server, after the first half of the periods."""
+    arr = np.sort(np.concatenate([phases + k * period for k in range(periods)]))
+    free, out = 0.0, []
+    for a in arr:
+        start = max(free, a)
+        out.append(start - a)
+        free = start + work
+    return np.array(out[len(phases) * (periods // 2):])
+
+
+@pytest.mark.parametrize("k,load", [(3, 1.0), (7, 1.0), (7, 0.6), (4, 0.9)])
+def test_periodic_burst_wait_matches_a_seeded_multiplexer(k, load):
+    """Benes' formula against periodic bursts at uniform random phases."""
+    from model.blocks import periodic_burst_wait
+    rng = np.random.default_rng(5)
+    work, period = 2.0, 2.0 * k / load
+    waits = np.concatenate([_periodic_fifo_waits(rng.uniform(0, period, k), work, period)
+                            for _ in range(2500)])
+    got = periodic_burst_wait(k, work, period)
+    assert got.mean == pytest.approx(waits.mean(), rel=0.04)
+    assert got.std == pytest.approx(waits.std(), rel=0.04)
+
+
+def test_periodic_burst_wait_closed_cases_and_limits():
+    from model.blocks import periodic_burst_wait
+    assert periodic_burst_wait(1, 5.0, 5.0).mean == 0.0          # alone: never waits
+    two = periodic_burst_wait(2, 1.0, 2.0)                         # W = max(0, 1 - gap), gap U(0, 2)
+    assert two.mean == pytest.approx(0.25, abs=1e-9)
+    assert two.std == pytest.approx(np.sqrt(1 / 6 - 1 / 16), abs=1e-9)
+    assert periodic_burst_wait(3, 1.0, 3.0).mean == pytest.approx(4 / 9, abs=1e-9)
+    # finite at load 1, growing with the load and in proportion to the work
+    means = [periodic_burst_wait(7, 1.0, 7.0 / r).mean for r in (0.2, 0.5, 0.8, 1.0)]
+    assert all(b > a for a, b in zip(means, means[1:])) and np.isfinite(means[-1])
+    assert periodic_burst_wait(7, 3.0, 21.0).mean == pytest.approx(3 * means[-1], rel=1e-9)
+    with pytest.raises(InputError):
+        periodic_burst_wait(7, 1.0, 6.0)                            # load > 1

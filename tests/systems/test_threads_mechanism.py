@@ -111,3 +111,72 @@ def test_shipped_profile_is_what_the_fitting_command_gives():
     assert set(f.profile_.params) == set(emb.params)
     for k, v in f.profile_.params.items():
         assert v.value == pytest.approx(emb[k], rel=1e-3), k
+
+
+# ---- priority pools -----------------------------------------------------------------
+
+def _prio(prof, vcpus):
+    return threads.solve_priority(vcpus, 40, 100, 5000, prof)
+
+
+def _request_cpu(prof, vcpus):
+    n = int(round(prof["conns_per_class"]))
+    return threads.request_cpu_us("coroutine", n * threads.N_CLASSES, 40, prof, vcpus)
+
+
+def test_saturated_pool_stretches_every_tick_to_its_capacity(prof):
+    """On 1 vCPU the offered CPU exceeds the vCPU: every class completes the same
+    number of requests, and together they keep the vCPU exactly busy."""
+    rows = _prio(prof, 1)
+    s = _request_cpu(prof, 1)
+    span = (5000 - prof["warmup_ms"]) * 1e3
+    reqs = [r["requests"] for r in rows]
+    assert max(reqs) == pytest.approx(min(reqs), rel=1e-12)
+    assert sum(reqs) * s == pytest.approx(1.0 * span, rel=1e-9)
+    offered = threads.N_CLASSES * prof["conns_per_class"] * span / (100e3)
+    assert sum(reqs) < offered                                   # ticks were lost
+    for v in (2, 3, 4):                                          # pools that keep up: none lost
+        rr = _prio(prof, v)
+        assert sum(r["requests"] for r in rr) == pytest.approx(offered, rel=1e-12)
+
+
+def test_saturated_mean_over_classes_is_the_conserved_burst_wait(prof):
+    """Work conservation: whatever the split, the classes' mean wait is that of a
+    burst among periodic bursts (Benes) plus the rounds ahead in its own burst."""
+    from model.blocks import periodic_burst_wait
+    n, k = int(round(prof["conns_per_class"])), threads.N_CLASSES
+    s = _request_cpu(prof, 1)
+    rows = _prio(prof, 1)
+    waits = [r["latency_mean_us"] - prof["priority_client_us"] - s for r in rows]
+    period = max(100e3, k * n * s)
+    expect = periodic_burst_wait(k, n * s, period).mean + s * (n - 1) / 2
+    assert np.mean(waits) == pytest.approx(expect, rel=1e-9)
+
+
+def test_top_class_waits_for_its_own_burst_only():
+    s, n = 1000.0, 16
+    for k in (7, 9, 12):                       # more classes load the pool, not the top class
+        sat = threads.saturated_priority_waits(n, k, s, 1, 100e3)
+        assert sat["load"] == pytest.approx(1.0)
+        assert sat["waits"][0] == pytest.approx(s * (n - 1) / 2 + s / 2)
+        steps = np.diff(sat["waits"])
+        assert np.all(steps > 0) and np.allclose(steps, steps[0])
+    # the step comes from the bursts: about proportional to a burst's work n s / c,
+    # and not set by the nominal interval once the ticks have stretched
+    a = threads.saturated_priority_waits(16, 7, 1000.0, 1, 100e3)
+    b = threads.saturated_priority_waits(32, 7, 1000.0, 1, 100e3)
+    c = threads.saturated_priority_waits(16, 7, 1000.0, 1, 50e3)
+    assert 1.9 < np.diff(b["waits"])[0] / np.diff(a["waits"])[0] < 2.1
+    assert c["waits"] == pytest.approx(a["waits"], rel=1e-12)
+
+
+def test_saturated_class_std_grows_with_the_wait_behind_higher_classes(prof):
+    rows = _prio(prof, 1)
+    s = _request_cpu(prof, 1)
+    n = int(round(prof["conns_per_class"]))
+    top = rows[0]["latency_mean_us"]
+    pos_var = s * s * (n * n - 1) / 12.0
+    for r in rows:
+        behind = r["latency_mean_us"] - top
+        assert r["latency_std_us"] == pytest.approx(
+            np.sqrt(prof["priority_jitter_us"] ** 2 + pos_var + behind ** 2), rel=1e-9)
