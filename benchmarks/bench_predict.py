@@ -1,6 +1,6 @@
 """Analytic prediction speed over a generated 1,000-row plan (issue 12).
 
-    python benchmarks/bench_predict.py [--rows 1000] [--repeat 3] [--sample 40]
+    python benchmarks/bench_predict.py [--rows 1000] [--repeat 3] [--sample N]
 
 The plan is the grid researchers sweep: FarReach / NoCache x 1-64 servers x
 32-1024 client threads x memtable 4-256 MiB x timeout 100/1000/5000 ms,
@@ -10,7 +10,8 @@ solve of the default rack's closed network by the compiled recursion, the
 bare queueing solution the rack model refines):
 
 * batch: the whole plan compiled and solved as one batch, per configuration;
-* single: ``--sample`` rows solved one at a time (median and max per row);
+* single: every row (or ``--sample`` rows) solved one at a time, each the median
+  of ``--repeat`` solves: the median and the max over the rows;
 * process: ``python -m sim predict --runs plan.csv --no-intervals`` as a user
   runs it, in one process (``--jobs 1``) and with a worker per core (the
   default), against ``python -c pass`` (``--with-intervals``: also with them).
@@ -91,7 +92,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--sample", type=int, default=40)
+    ap.add_argument("--sample", type=int, default=0,
+                    help="time this many rows one at a time (default: every row)")
     ap.add_argument("--with-intervals", action="store_true",
                     help="also time the plan with its 90 %% intervals (17x the solves)")
     args = ap.parse_args()
@@ -116,13 +118,14 @@ def main() -> None:
     print(f"batch, {len(specs)} rows: compile {t_compile:.2f} s + solve {t_batch:.2f} s = "
           f"{per * 1e3:.2f} ms per configuration ({per / base:.1f}x one MVA solve)")
 
-    sample = random.Random(1).sample(range(len(specs)), min(args.sample, len(specs)))
+    sample = (random.Random(1).sample(range(len(specs)), min(args.sample, len(specs)))
+              if args.sample else list(range(len(specs))))
     singles = []
     for i in sample:
         singles.append(median_time(lambda: solve(specs[i]), args.repeat))
     med, worst = statistics.median(singles), max(singles)
     slow = sample[int(np.argmax(singles))]
-    print(f"single, {len(sample)} sampled rows one at a time: median {med * 1e3:.1f} ms "
+    print(f"single, {len(sample)} rows one at a time: median {med * 1e3:.2f} ms "
           f"({med / base:.0f}x), max {worst * 1e3:.1f} ms ({worst / base:.0f}x) at {rows[slow]}")
 
     with tempfile.TemporaryDirectory() as tmp:
