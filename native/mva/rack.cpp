@@ -280,6 +280,7 @@ void mean_stretch(const RackConst& c, const std::vector<double>& util, const std
 // The tail terms cum[k] = sum_{j<=k} log X(N - j) of one rack (_cum_logx, _significant)
 struct Tails {
     std::vector<double> cum;
+    std::vector<double> ratio;          // exp(cum[k] - cum[k - 1]) = X(N - k) (0 past the population)
     std::size_t width = 0;
 
     // _tail_at: P(an arrival finds at least k clients), log-linear between k
@@ -295,6 +296,44 @@ struct Tails {
         const double c = cum[lo] * (1.0 - f) + (f > 0 ? cum[hi] * f : 0.0);
         const double out = std::exp(std::min(kk * logd + c, 0.0));
         return std::isnan(out) ? 0.0 : out;
+    }
+
+    // network.block_overflow, E[(queue - c)+]: tails.cpp's overflow_pairs for
+    // one worker, the same terms T[k] = exp(min(k logd + cum[k], 0)) and the
+    // same cut run at the top, but each term past the first from the one
+    // before (T[k] = T[k - 1] D X(N - k), a multiplication where the
+    // reference takes an exp: the sums of a 4,096-worker rack took 1.3M exps
+    // a step). The recurrence carries the unclamped term; each is clamped at
+    // 1 as the reference's, and recomputed by its exp should it leave the
+    // floating range. Within about 1e-13 of the reference (rounding only).
+    double overflow(double ld, double cp, double cut) const {
+        if (std::isnan(cp)) return std::numeric_limits<double>::quiet_NaN();
+        const double c0 = cp > 0.0 ? cp : 0.0;
+        const std::size_t m0 = c0 >= static_cast<double>(width)
+                                   ? width : static_cast<std::size_t>(std::floor(c0));
+        auto log_term = [&](std::size_t k) { return static_cast<double>(k) * ld + cum[k]; };
+        auto term = [&](double t) {
+            if (std::isnan(t)) return 0.0;
+            return t > 0.0 ? 1.0 : std::exp(t);
+        };
+        std::size_t k = width;                       // the cut run at the top: no terms
+        while (k > m0 + 1) {
+            if (!(log_term(k - 1) < cut)) break;
+            --k;
+        }
+        const double base = cp < 0.0 ? -cp : 0.0;
+        if (!(m0 + 1 < k)) return base;
+        const double D = std::exp(ld);
+        double u = std::isfinite(cum[m0 + 1]) ? std::exp(log_term(m0 + 1)) : 0.0;
+        const double first = std::isfinite(cum[m0 + 1]) ? term(log_term(m0 + 1)) : 0.0;
+        double suffix = 0.0;
+        for (std::size_t j = m0 + 2; j < k; ++j) {
+            u *= D * ratio[j];
+            if (!(u < 1e300) && std::isfinite(cum[j])) u = std::exp(log_term(j));
+            if (!std::isfinite(cum[j])) u = 0.0;
+            suffix += u > 1.0 ? 1.0 : u;
+        }
+        return base + first * (static_cast<double>(m0 + 1) - c0) + suffix;
     }
 };
 
@@ -586,11 +625,13 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
     kmax = std::max(kmax, 1L);
     Tails& t = w.tails;
     t.cum.assign(static_cast<std::size_t>(kmax) + 1, 0.0);
+    t.ratio.assign(static_cast<std::size_t>(kmax) + 1, 0.0);
     for (long k = 1; k <= kmax; ++k) {                // _cum_logx
         const long col = c.N - k - 1;
-        const double lg = col >= 0 ? std::log(std::max(o.x_hist[static_cast<std::size_t>(col)], 1e-300))
-                                   : -kInf;
+        const double x = col >= 0 ? std::max(o.x_hist[static_cast<std::size_t>(col)], 1e-300) : 0.0;
+        const double lg = col >= 0 ? std::log(x) : -kInf;
         t.cum[static_cast<std::size_t>(k)] = t.cum[static_cast<std::size_t>(k) - 1] + lg;
+        t.ratio[static_cast<std::size_t>(k)] = x;
     }
     t.width = t.cum.size();
     if (t.width > 64) {                               // _significant
@@ -606,13 +647,13 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
         const std::size_t cut = last_live >= 0 ? static_cast<std::size_t>(last_live) + 2 : 2;
         t.width = std::min(std::max<std::size_t>(cut, 2), t.width);
         t.cum.resize(t.width);
+        t.ratio.resize(t.width);
     }
     for (std::size_t i = 0; i < m; ++i) {
         const bool act = c.s[i] > 0;
         o.p[i] = act ? t.at(w.logd[i], w.k_drop[i]) : 0.0;
         w.pkt[i] = X_new * c.s[i] * (1.0 + st.dup[i]) + c.ev[i];
     }
-    const long row0 = 0;
     for (int blk = 0; blk < 2; ++blk) {
         const std::vector<double>& rate = blk == 0 ? w.wal_rate : w.stop_rate;
         const std::vector<double>& f = blk == 0 ? w.free_wal : w.free_stop;
@@ -625,8 +666,7 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
             const double cc = w.k_drop[i] - a_blk;
             double dropped = std::max(0.0, -cc);
             if (t.at(w.logd[i], std::max(cc, 0.0)) > 1e-14)     // network.block_overflow
-                overflow_pairs(t.cum.data(), t.width, &w.logd[i], &cc, &row0, 1, ip.tail_cut,
-                               &dropped);
+                dropped = t.overflow(w.logd[i], cc, ip.tail_cut);
             o.p[i] += rate[i] * dropped * (1.0 + st.dup[i]) / w.pkt[i];
         }
     }
