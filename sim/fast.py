@@ -95,18 +95,11 @@ class FastEngine:
         slot0 = np.concatenate(([0], np.cumsum(c)[:-1])).astype(np.int64)
         sl_st = np.repeat(np.arange(n, dtype=np.int64), c)
 
-        # clients start at staggered times through the timer list
+        # clients start at staggered times through the first timer list
         start = np.sort(rng.random(N) * cfg.start_spread_us) if N else np.zeros(0)
-        tl_next = np.arange(1, N + 1, dtype=np.int64)
-        if N:
-            tl_next[-1] = -1
-        tl_prev = np.arange(-1, N - 1, dtype=np.int64)
-        tl = np.full(6, -1, dtype=np.int64)              # (head, tail) of each timer list
-        tl[2 * K.T_START] = 0 if N else -1
-        tl[2 * K.T_START + 1] = N - 1 if N else -1
-        # the client timers (sim.fast_kernel._timer_set), kept by name for checks
-        self._tl, self._tl_next, self._cl_list = tl, tl_next, np.zeros(N, dtype=np.int64)
-        self._cl_dl = start.astype(float)
+        tl_next, tl_prev, cl_dl = K.timer_lists(start)
+        # the client timers (sim.fast_kernel.timer_lists), kept by name for checks
+        self._tl_next, self._tl_prev, self._cl_dl = tl_next, tl_prev, cl_dl
 
         tv = np.zeros(2 * tsize)
         ti = np.zeros(2 * tsize, dtype=np.int64)
@@ -124,8 +117,7 @@ class FastEngine:
             np.minimum(cfg.buffer_pkts, qcap).astype(np.int64), cfg.station_machine,
             cfg.wal_block_us,
             # clients
-            i64(N), i64(N), i64(N), i64(N), np.zeros(N), self._cl_dl, i64(N),
-            tl_next, tl_prev, self._cl_list, tl,
+            i64(N), i64(N), i64(N), i64(N), np.zeros(N), cl_dl, i64(N), tl_next, tl_prev,
             # FIFOs
             np.zeros(cap), i64(cap), i64(cap),
             np.zeros(cap), i64(cap), i64(cap), i64(cap), i64(cap),

@@ -1,6 +1,7 @@
 """The fast kernel's client timers (sim.fast_kernel._timer_set): three lists,
 each kept in deadline order by inserting from its tail (first sends, send
-deadlines, FarReach re-arms)."""
+deadlines, FarReach re-arms), each closed by a sentinel node
+(sim.fast_kernel.timer_lists)."""
 
 import subprocess
 import sys
@@ -11,23 +12,36 @@ import numpy as np
 from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
+from sim import fast_kernel as K
 from sim.fast import FastEngine
 from sim.run import FastSimulator
 
 
 def _lists(engine: FastEngine):
-    """Each timer list as the clients in it, head to tail, with their deadlines."""
-    nxt, dl, where, tl = engine._tl_next, engine._cl_dl, engine._cl_list, engine._tl
+    """Each timer list as the clients in it, head to tail, with their deadlines
+    (walked forward from its sentinel and checked backward)."""
+    nxt, prev, dl = engine._tl_next, engine._tl_prev, engine._cl_dl
+    n = len(nxt) - 3
     out = []
     for lst in range(3):
-        seen, c = [], tl[2 * lst]
-        while c >= 0:
-            assert where[c] == lst
+        sentinel = n + lst
+        seen, c = [], nxt[sentinel]
+        while c != sentinel:
+            assert c < n and prev[nxt[c]] == c
             seen.append(c)
             c = nxt[c]
-        assert (seen[-1] if seen else -1) == tl[2 * lst + 1]
+        assert prev[sentinel] == (seen[-1] if seen else sentinel)
         out.append((seen, dl[seen]))
-    return out, len(nxt)
+    return out, n
+
+
+def test_the_lists_start_with_every_client_in_the_first_in_start_order():
+    start = np.array([0.5, 1.0, 1.0, 7.25])
+    nxt, prev, dl = K.timer_lists(start)
+    n = len(start)
+    assert list(nxt[:n]) == [1, 2, 3, n] and nxt[n] == 0 and prev[n] == n - 1
+    assert nxt[n + 1] == prev[n + 1] == n + 1 and nxt[n + 2] == prev[n + 2] == n + 2
+    assert np.array_equal(dl[:n], start) and np.all(dl[n:] == -np.inf)
 
 
 def test_every_client_is_in_one_list_and_each_list_is_in_deadline_order():
