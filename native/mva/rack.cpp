@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <vector>
 
 #include "mva.hpp"
@@ -249,6 +250,8 @@ void mean_stretch(const RackConst& c, const std::vector<double>& util, const std
             if (static_cast<std::size_t>(c.mach[i]) == k) idx.push_back(i);
         if (idx.empty()) continue;
         const double b = bg[k];
+        if (!std::isfinite(b) || b < 0)        // the reference raises converting it too
+            throw std::domain_error("analytic solver: background jobs on a machine are not finite");
         const double spread = 10.0 * std::sqrt(b + 1.0);
         const long k0 = std::max(0L, static_cast<long>(b - spread));
         const long kmax = static_cast<long>(b + spread) + 1;
@@ -285,6 +288,9 @@ struct Tails {
 
     // _tail_at: P(an arrival finds at least k clients), log-linear between k
     double at(double logd, double k) const {
+        // the reference cannot index a queue length of NaN either (it raises);
+        // here it would read out of bounds
+        if (std::isnan(k)) throw std::domain_error("analytic solver: a queue length is NaN");
         const double top = static_cast<double>(width) - 1.0;
         if (k <= 0) return 1.0;
         if (k > top) return 0.0;

@@ -223,3 +223,15 @@ def test_the_compiled_upper_incomplete_gamma_is_scipys(a):
     np.testing.assert_allclose(got[~ok], want[~ok], rtol=0, atol=1e-290)
     assert mva_core._compiled.gamma_q(a, 0.0) == 1.0
     assert np.isnan(mva_core._compiled.gamma_q(-1.0, 1.0))
+
+
+def test_a_nan_in_the_state_raises_instead_of_reading_out_of_bounds(profile):
+    """A queue length of NaN cannot index the tail arrays: the reference
+    raises there (numpy's index), and the compiled solve must raise too (a
+    ValueError naming the cause), never read past its arrays."""
+    spec = compile_rack(Scenario.default(), profile)
+    b = analytic._Batch.of([spec])
+    st = analytic._initial(b)
+    st.dup[:] = np.nan
+    with pytest.raises(ValueError, match="queue length is NaN"):
+        analytic._solve_states(b, st)
