@@ -608,7 +608,15 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
                 pc[r], late[r] = _collapsed(b, st, r, cs, S_req[r], Sm[r], Am[r], Cm[r], Uom[r],
                                             Vm[r], float(Z[r]))
     x_hist, r_, q, u = mva_core.recursion_batch(b.s, Sm, Am, Cm, Uom, Vm, Z, b.N)
-    X_new = x_hist[np.arange(R), b.N - 1]
+    # Never above the busiest worker's capacity: Reiser's residual term (C < 0
+    # for a service less variable than exponential) overshoots it where one
+    # worker holds nearly every client (X s S = 1.044, the analytic soak of
+    # seed 32). The tails keep the recursion's X(n); only X(N) is bounded.
+    dmax = np.max(b.s * Am / np.maximum(1.0 - Uom, 1e-9), axis=1)
+    with np.errstate(divide="ignore"):
+        cap = np.where(dmax > 0, 1.0 / dmax, np.inf)
+    X_new = np.minimum(x_hist[np.arange(R), b.N - 1], cap)
+    u = X_new[:, None] * b.s * Am
     util_new = np.where(b.active, np.minimum(u + Uo, 1.0), 0.0)
     # ---- loss and retries from the queue-length distribution ----
     Dm = b.s * A / np.maximum(1.0 - Uo, 1e-9)

@@ -615,8 +615,15 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
                         &Z, &c.N, &active_row, c.N, o.x_hist.data(), w.r_out.data(), o.q.data(),
                         w.u_out.data());
     }
-    const double X_new = o.x_hist[static_cast<std::size_t>(c.N - 1)];
+    // never above the busiest worker's capacity (_step: Reiser's residual term
+    // overshoots it where one worker holds nearly every client)
+    double dmax = 0.0;
+    for (std::size_t i = 0; i < m; ++i)
+        dmax = std::max(dmax, c.s[i] * w.A[i] / std::max(1.0 - w.Uo[i], 1e-9));
+    const double X_new = std::min(o.x_hist[static_cast<std::size_t>(c.N - 1)],
+                                  dmax > 0 ? 1.0 / dmax : kInf);
     o.X = X_new;
+    for (std::size_t i = 0; i < m; ++i) w.u_out[i] = X_new * c.s[i] * w.A[i];
     double kd_max = 0.0;
     for (std::size_t i = 0; i < m; ++i) {
         const bool act = c.s[i] > 0;

@@ -235,3 +235,30 @@ def test_a_nan_in_the_state_raises_instead_of_reading_out_of_bounds(profile):
     st.dup[:] = np.nan
     with pytest.raises(ValueError, match="queue length is NaN"):
         analytic._solve_states(b, st)
+
+
+def test_a_worker_holding_every_client_stays_within_its_capacity(profile, monkeypatch):
+    """Reiser's residual term (a service less variable than exponential,
+    C < 0) lets the recursion's throughput overshoot the busiest worker's
+    capacity when it holds nearly every client: the analytic soak (seed 32)
+    met one NoCache worker with every key under 6 clients at X s S = 1.044.
+    X(N) is bounded by the capacity in both solvers; the laws hold."""
+    from tests.robustness.laws import violations
+    sc = Scenario.default().updated({
+        "clients.threads": 6, "clients.retry": "strict", "clients.timeout_ms": 287141.0,
+        "switch.cache": False, "switch.partition": "range", "servers.count": 29,
+        "servers.machines": 10, "servers.pinned": False, "servers.bg_threads": 27,
+        "storage.memtable_mb": 13904.0, "storage.flushnum": 2, "storage.maxnum": 10,
+        "storage.l0_files": 963, "storage.l1_mb": 5032.0, "storage.wal": False,
+        "storage.db": "normal", "workload.distribution": "uniform",
+        "workload.records": 2045190, "workload.insertorder": "ordered",
+        "workload.read_ratio": 0.7327, "workload.key_bytes": 10, "workload.value_bytes": 7,
+        "workload.queries_m": 228705.6})
+    spec = compile_rack(sc, profile)
+    fast, ref = _both(spec, monkeypatch)
+    assert_same(fast, ref)
+    top = max(fast.servers, key=lambda s: s.share)
+    assert top.share == pytest.approx(1.0)
+    S = top.process_us + spec.service.recv_floor_us + spec.service.gap_us
+    assert fast.throughput_mops * top.share * S <= 1.0 + 1e-9
+    assert not violations(fast, spec)
