@@ -19,8 +19,6 @@ SECONDS = 8.0
 KNOWN_MISSES = {
     ("5 ms timeout", "wait_us"): "collapsed workers: how many collapse is random",
     ("facts: timeout 5 ms", "wait_us"): "collapsed workers: how many collapse is random",
-    ("facts: 4096 clients, 32 KiB buffers, timeout 20 ms", "wait_us"):
-        "resend duplicates at the buffer limit",
     ("4096 clients, 32 KiB buffers", "wait_us"): "idle time of workers between block-driven loss",
     ("facts: 4096 clients, 32 KiB buffers, timeout 1000 ms", "wait_us"):
         "idle time of workers between block-driven loss",
@@ -30,10 +28,6 @@ KNOWN_MISSES = {
     ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "process_us"):
         "flush-capacity limit: stalls spread over the workers",
     ("WAL switch + slowdown", "wait_us"): "pile-up behind WAL blocks with 64 clients",
-    ("WAL switch + slowdown", "throughput"):
-        "pile-up behind WAL blocks with 64 clients: the analytic 10.1 % below the four-seed "
-        "mean, at the bound (9.9 % before the receive floor and gap became fixed parts of a "
-        "service; seeds 1-8 spanned 9.0-10.5 %)",
     ("32 servers", "wait_us"): "rare WAL blocks (a few per run): the simulator's wait varies "
                                "6.0-9.1 us over seeds 1-4, the analytic 6.4 us is inside",
     ("facts: T36", "wait_us"): "loss during WAL blocks: the analytic loses 31k packets per run, "
