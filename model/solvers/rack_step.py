@@ -1,13 +1,13 @@
-"""The analytic solver's inner fixed point, compiled (native/mva/rack.cpp).
+"""The analytic solver's solve of a rack, compiled (native/mva/rack.cpp).
 
-:func:`model.solvers.analytic._iterate` with :func:`~model.solvers.analytic._step`
-is the reference: the damped fixed point over load, LSM flush cycles, loss
-and duplicates of each rack at its timeout delay. A step there is some sixty
-numpy calls on arrays of a few dozen workers, 0.2-0.3 ms of interpreter
-overhead for about 10 us of arithmetic, and a rack takes 8-100 steps; the
-compiled form runs the same equations per rack, in the same order of
-operations, and follows the reference to the solver's tolerance
-(tests/model/test_rack_step.py).
+:func:`model.solvers.analytic._solve_states_numpy` with ``_iterate`` and
+``_step`` is the reference: the timeout-delay root search around the damped
+fixed point over load, LSM flush cycles, loss and duplicates of each rack.
+A step there is some sixty numpy calls on arrays of a few dozen workers,
+0.2-0.3 ms of interpreter overhead for about 10 us of arithmetic, and a rack
+takes 8-100 steps; the compiled form runs the same equations and search per
+rack, in the same order of operations, and gives the reference's answers to
+rounding with the same step counts (tests/model/test_rack_step.py).
 
 It covers every rack but those with collapsed workers
 (:func:`analytic._collapsed`, a root search per step), which stay with the
@@ -37,15 +37,15 @@ def _fields() -> tuple[str, ...]:
 
 
 def eligible(b, st) -> np.ndarray:
-    """Racks of the batch ``b`` (state ``st``) that the compiled step can run."""
+    """Racks of the batch ``b`` (state ``st``) that the compiled solve can run:
+    those without collapsed workers."""
     if _solve_racks is None or not USE_COMPILED:
         return np.zeros(b.R, dtype=bool)
-    healthy = np.array([not c for c in st.collapsed], dtype=bool)
-    return healthy
+    return np.array([not c for c in st.collapsed], dtype=bool)
 
 
 def constants(b) -> dict:
-    """The batch's constants as the compiled step reads them (cached on ``b``)."""
+    """The batch's constants as the compiled solve reads them (cached on ``b``)."""
     cached = getattr(b, "_compiled_consts", None)
     if cached is not None:
         return cached
