@@ -1,5 +1,5 @@
-// The analytic solver's inner fixed point for one rack, compiled. The
-// reference is model/solvers/analytic.py (_iterate, _step and the tail
+// The analytic solver's solve of one rack, compiled. The reference is
+// model/solvers/analytic.py (_solve_states_numpy, _iterate, _step and the tail
 // helpers) with the mechanisms of model/rack/*: this file follows them line
 // for line, in the same order of operations, and names the Python function
 // each piece mirrors. tests/model/test_rack_step.py holds the two together.

@@ -1,8 +1,8 @@
-// The analytic solver's inner fixed point for one rack, compiled
-// (model/solvers/analytic.py: _iterate and _step are the reference and hold
-// the equations; model/rack/* hold each mechanism's mean-value form). Only
-// the common path: every rack without a collapsed worker; racks off that path
-// stay with the numpy reference.
+// The analytic solver's solve of one rack, compiled: the timeout-delay search
+// around the damped fixed point (model/solvers/analytic.py: _solve_states_numpy,
+// _iterate and _step are the reference and hold the equations; model/rack/*
+// hold each mechanism's mean-value form). Every rack without a collapsed
+// worker; racks with one stay with the numpy reference.
 // No Python headers here: bindings.cpp wraps it.
 #pragma once
 #include <cstddef>
