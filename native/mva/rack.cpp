@@ -518,34 +518,20 @@ void schweitzer_history(std::size_t m, const double* v, const double* S, const d
 }
 
 // ---------------------------------------------------------------- one step (_step)
-struct Step {
-    std::vector<double> util, p, dup, writes, bg, fdb, cb, stop, implied_v;
-    std::vector<double> S_req, stretch, wait_extra, demand, q, block, x_hist;
-    std::vector<double> cyc;        // kCycFields x m
-    double X = 0, implied = 0;
-
-    void size(std::size_t m, std::size_t machines, long N) {
-        for (auto* v : {&util, &p, &dup, &writes, &fdb, &cb, &stop, &S_req, &stretch, &wait_extra,
-                        &demand, &q, &block})
-            v->assign(m, 0.0);
-        bg.assign(machines, 0.0);
-        x_hist.assign(static_cast<std::size_t>(std::max(N, 1L)), 0.0);
-        cyc.assign(kCycFields * m, 0.0);
-    }
-};
-
 struct Scratch {
     std::vector<double> per_machine, mbps, jobs_m, S, A, C, Uo, V, cv2w, k_drop, logd, arrivals,
-        free_wal, free_stop, wal_rate, stop_rate, extra, r_out, u_out, pkt, cyc1;
+        free_wal, free_stop, wal_rate, stop_rate, r_out, u_out, pkt;
     Tails tails;
 };
 
+// One evaluation of the map: the next state and its output quantities in o
+// (delay, iterations and converged of o are not used).
 void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Scratch& w,
-          Step& o) {
+          Snap& o) {
     const std::size_t m = c.m, nm = c.machines;
     const double X = st.X;
     for (auto* v : {&w.S, &w.A, &w.C, &w.Uo, &w.V, &w.cv2w, &w.k_drop, &w.logd, &w.arrivals,
-                    &w.free_wal, &w.free_stop, &w.wal_rate, &w.stop_rate, &w.extra, &w.r_out,
+                    &w.free_wal, &w.free_stop, &w.wal_rate, &w.stop_rate, &w.r_out,
                     &w.u_out, &w.pkt})
         v->assign(m, 0.0);
     w.per_machine.assign(nm, 0.0);
@@ -780,7 +766,7 @@ void Snap::blend(double w, const Snap& z) {
 void iterate_rack(const RackConst& c, Snap& st, double D, const IterParams& ip) {
     const std::size_t m = c.m, nm = c.machines;
     thread_local Scratch w;
-    thread_local Step o;
+    thread_local Snap o;
     o.size(m, nm, c.N);
     double a = 1.0, last = kInf;
     bool done = false;
