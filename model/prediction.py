@@ -57,13 +57,17 @@ class Prediction:
 def from_outcome(spec, outcome: Outcome, engine: str, details: dict[str, Any]) -> Prediction:
     """The prediction of a solver's outcome on the compiled rack ``spec``."""
     pl = spec.placement
-    servers = []
-    for i in range(spec.servers):
-        w = float(outcome.wait_us[i])
-        servers.append(ServerPrediction(
-            share=float(pl.shares[i]), utilization=float(min(1.0, outcome.util[i])),
-            wait_us=w if math.isfinite(w) else math.inf, process_us=float(outcome.process_us[i]),
-            share_nocache=float(pl.shares_nocache[i])))
+    n_srv = spec.servers
+    # plain floats, one list per field: a rack can have thousands of workers
+    cols = (np.asarray(pl.shares, dtype=float)[:n_srv].tolist(),
+            np.fmin(1.0, np.asarray(outcome.util, dtype=float)[:n_srv]).tolist(),
+            np.asarray(outcome.wait_us, dtype=float)[:n_srv].tolist(),
+            np.asarray(outcome.process_us, dtype=float)[:n_srv].tolist(),
+            np.asarray(pl.shares_nocache, dtype=float)[:n_srv].tolist())
+    servers = [ServerPrediction(share=sh, utilization=u,
+                                wait_us=w if math.isfinite(w) else math.inf, process_us=pr,
+                                share_nocache=nc)
+               for sh, u, w, pr, nc in zip(*cols)]
     n = max(spec.servers, 1)
     # a worker is stopped or blocked, not both at once: the two mean-value
     # fractions can add past 1 at a rack that stalls nearly all the time
