@@ -17,9 +17,10 @@ import numpy as np
 
 from .rack.bottleneck import Bottleneck, Outcome, classify
 from .rack import clients as cl_mech, service as svc_mech
+from .rack.arrays import per_worker
 
 
-@dataclass
+@dataclass(slots=True)       # slots: a rack can have thousands of workers
 class ServerPrediction:
     share: float            # fraction of all requests that reach this worker (after the cache)
     utilization: float      # busy fraction of the worker, 0..1
@@ -58,16 +59,15 @@ def from_outcome(spec, outcome: Outcome, engine: str, details: dict[str, Any]) -
     """The prediction of a solver's outcome on the compiled rack ``spec``."""
     pl = spec.placement
     n_srv = spec.servers
-    # plain floats, one list per field: a rack can have thousands of workers
-    cols = (np.asarray(pl.shares, dtype=float)[:n_srv].tolist(),
-            np.fmin(1.0, np.asarray(outcome.util, dtype=float)[:n_srv]).tolist(),
-            np.asarray(outcome.wait_us, dtype=float)[:n_srv].tolist(),
-            np.asarray(outcome.process_us, dtype=float)[:n_srv].tolist(),
-            np.asarray(pl.shares_nocache, dtype=float)[:n_srv].tolist())
-    servers = [ServerPrediction(share=sh, utilization=u,
-                                wait_us=w if math.isfinite(w) else math.inf, process_us=pr,
-                                share_nocache=nc)
-               for sh, u, w, pr, nc in zip(*cols)]
+    # plain floats, one list per field, positional: a rack can have thousands
+    # of workers
+    wait = np.asarray(outcome.wait_us, dtype=float)[:n_srv]
+    servers = list(map(ServerPrediction,
+                       per_worker(pl, "shares")[:n_srv].tolist(),
+                       np.fmin(1.0, np.asarray(outcome.util, dtype=float)[:n_srv]).tolist(),
+                       np.where(np.isfinite(wait), wait, math.inf).tolist(),
+                       np.asarray(outcome.process_us, dtype=float)[:n_srv].tolist(),
+                       per_worker(pl, "shares_nocache")[:n_srv].tolist()))
     n = max(spec.servers, 1)
     # a worker is stopped or blocked, not both at once: the two mean-value
     # fractions can add past 1 at a rack that stalls nearly all the time
@@ -76,7 +76,8 @@ def from_outcome(spec, outcome: Outcome, engine: str, details: dict[str, Any]) -
     return Prediction(
         engine=engine, throughput_mops=float(outcome.throughput_mops),
         cache_hit_ratio=float(pl.hit_ratio), normalized_x=float(pl.normalized_x),
-        bottleneck=classify(outcome, pl.shares, spec.service.cores, spec.clients.timeout_us / 1e3),
+        bottleneck=classify(outcome, per_worker(pl, "shares"), spec.service.cores,
+                            spec.clients.timeout_us / 1e3),
         servers=servers,
         client=ClientPrediction(send_us=float(spec.clients.send_us),
                                 latency_us=float(outcome.latency_us)),

@@ -41,6 +41,7 @@ shared). Per-event form: :func:`write_start`, :func:`write_done`,
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, replace
 
@@ -487,7 +488,8 @@ class LsmTable:
         specs = tuple(specs)
         col = lambda f, dtype=float: np.repeat(np.array([f(x) for x in specs], dtype=dtype),  # noqa: E731
                                                repeat)
-        return cls(tuple(x for x in specs for _ in range(repeat)), col(lambda x: x.entries),
+        return cls(tuple(itertools.chain.from_iterable(itertools.repeat(x, repeat) for x in specs)),
+                   col(lambda x: x.entries),
                    col(lambda x: x.entry_bytes), col(lambda x: x.memtable_bytes),
                    col(lambda x: x.flush_fixed_us), col(lambda x: x.flush_write_factor),
                    col(lambda x: x.wamp), col(lambda x: x.flushnum), col(lambda x: x.maxnum),

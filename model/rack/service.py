@@ -68,6 +68,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .. import workload
+from .arrays import per_worker
 from .params import ParamDecl
 
 try:  # the compiled busy-peer reduction (native/mva), when built
@@ -213,11 +214,11 @@ def sst_shape_average(growth: float) -> float:
 def run_average_cost(s: ServiceSpec) -> np.ndarray:
     """Per-worker process time (us) averaged over the run, at no load effects
     (:func:`sst_shape_average` of each worker's growth, vectorised)."""
-    f = np.asarray(s.writes_per_run, dtype=float) * s.growth_per_write
+    f = per_worker(s, "writes_per_run") * s.growth_per_write
     grows = f > 1e-9
     g = np.where(grows, f, 1.0)
     shape = np.where(grows, ((1.0 + g) * np.log1p(g) - g) / (g * math.log(2.0)), 0.0)
-    return np.asarray(s.flat_us, dtype=float) + np.asarray(s.sst_us, dtype=float) * (
+    return per_worker(s, "flat_us") + per_worker(s, "sst_us") * (
         1.0 + s.sst_factor * shape)
 
 

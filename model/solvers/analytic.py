@@ -49,6 +49,7 @@ import numpy as np
 from ..prediction import Prediction, from_outcome, no_goodput
 from ..rack import RackSpec, clients as cl_mech, lsm as lsm_mech, network as nw_mech, \
     service as svc_mech
+from ..rack.arrays import per_worker
 from ..rack.bottleneck import Outcome
 from . import mva_core, rack_step
 
@@ -157,19 +158,19 @@ class _Batch:
         M = max(sp.servers for sp in specs)
         mach_per = max(sp.placement.machines for sp in specs)
         R = len(specs)
-        s = _pad([sp.placement.shares for sp in specs], M)
+        s = _pad([per_worker(sp.placement, "shares") for sp in specs], M)
         gm = np.zeros((R, M), dtype=np.int64)
         for r, sp in enumerate(specs):
-            m = np.asarray(sp.placement.machine_of, dtype=np.int64)
+            m = per_worker(sp.placement, "machine_of", np.int64)
             gm[r, :len(m)] = r * mach_per + m
             gm[r, len(m):] = r * mach_per          # padding: idle workers on machine 0
         per_row = lambda f, dtype=float: np.array([f(sp) for sp in specs], dtype=dtype)  # noqa: E731
         cost = _pad([svc_mech.run_average_cost(sp.service) for sp in specs], M)
         return cls(
             specs=specs, s=s, active=s > 0,
-            wf=_pad([sp.placement.write_frac for sp in specs], M),
+            wf=_pad([per_worker(sp.placement, "write_frac") for sp in specs], M),
             gmach=gm, nmach=R * mach_per,
-            ev=_pad([sp.placement.evict_per_us * np.asarray(sp.placement.evict_probs)
+            ev=_pad([sp.placement.evict_per_us * per_worker(sp.placement, "evict_probs")
                      for sp in specs], M),
             cost=cost,
             floor_gap=per_row(lambda sp: sp.service.recv_floor_us + sp.service.gap_us),
@@ -186,7 +187,7 @@ class _Batch:
             loss=per_row(lambda sp: sp.network.loss_rate),
             cores=per_row(lambda sp: sp.service.cores),
             lsm=lsm_mech.LsmTable.of([sp.lsm for sp in specs], repeat=M),
-            run_memtables=_pad([np.asarray(sp.service.writes_per_run) / sp.lsm.entries
+            run_memtables=_pad([per_worker(sp.service, "writes_per_run") / sp.lsm.entries
                                 if sp.lsm.entries > 0 else np.zeros(sp.servers)
                                 for sp in specs], M),
             wal_base=per_row(lambda sp: sp.lsm.wal_block_base_us),
@@ -257,7 +258,8 @@ def _compiled_params() -> dict:
     return dict(tol=TOL, max_iter=MAX_ITER, damp_max=DAMP_MAX, late_eps=LATE_EPS,
                 tail_cut=TAIL_CUT, late_timers=LATE_TIMERS, root_tol=ROOT_TOL, mix_tol=MIX_TOL,
                 step_budget=STEP_BUDGET, unsettled_rounds=UNSETTLED_ROUNDS, rounds=ROUNDS,
-                n_exact=mva_core.N_EXACT, work_exact=mva_core.WORK_EXACT)
+                n_exact=mva_core.N_EXACT, work_exact=mva_core.WORK_EXACT,
+                lump_tol=rack_step.LUMP_TOL, lump_min=rack_step.LUMP_MIN)
 
 
 def _initial(b: _Batch, collapsed: Sequence[tuple] | None = None) -> _State:
@@ -1543,10 +1545,13 @@ def _outputs(spec: RackSpec, mixture: list[tuple[float, _State]], evaluations: i
     outcome = parts[0][1] if len(parts) == 1 else _mix(parts)
     st = max(mixture, key=lambda t: t[0])[1]         # the likeliest state, for the details
     m = spec.servers
-    s = np.asarray(spec.placement.shares)
+    s = per_worker(spec.placement, "shares")
     cyc = st.cyc
-    fill = [c / max(mp, 1e-9) / 1e6 if math.isfinite(c) else math.inf
-            for c, mp in zip(cyc["cycle_us"][0, :m], cyc["memtables_per_flush"][0, :m])]
+    cycle = cyc["cycle_us"][0, :m]
+    with np.errstate(invalid="ignore"):
+        fill = np.where(np.isfinite(cycle),
+                        cycle / np.maximum(cyc["memtables_per_flush"][0, :m], 1e-9) / 1e6,
+                        math.inf).tolist()
     details = {
         "p_mem": list(spec.service.p_mem),
         "loss_probability": st.p_drop[0, :m].tolist(),
@@ -1591,9 +1596,9 @@ def _mix(parts: list[tuple[float, Outcome]]) -> Outcome:
 def _state_outcome(spec: RackSpec, st: _State) -> Outcome:
     pl, sv, c = spec.placement, spec.service, spec.clients
     m, N = spec.servers, c.threads
-    s = np.asarray(pl.shares)
-    wf = np.asarray(pl.write_frac)
-    ev = pl.evict_per_us * np.asarray(pl.evict_probs)
+    s = per_worker(pl, "shares")
+    wf = per_worker(pl, "write_frac")
+    ev = pl.evict_per_us * per_worker(pl, "evict_probs")
     X = float(st.X[0])
     p_drop, dup = st.p_drop[0, :m], st.dup[0, :m]
     served = X * s * (1.0 + dup) + ev

@@ -27,6 +27,13 @@ from model.solvers import mva_core
 #: build without it). Tests set USE_COMPILED to compare with numpy.
 _solve_racks = getattr(mva_core._compiled, "solve_racks", None)
 USE_COMPILED = True
+#: worker classes (native/mva/lump.cpp): a rack of at least LUMP_MIN workers
+#: on the Schweitzer path is solved with the workers of a machine whose
+#: constants agree within LUMP_TOL (relative) merged into one class; 0: off.
+#: An approximation of the solution, measured against the solve of every
+#: worker in tests/model/test_worker_classes.py (docs/model.md).
+LUMP_TOL = 0.005
+LUMP_MIN = 1024
 #: the flush-cycle fields, in the order the compiled solve returns them
 CYC_FIELDS = tuple(lsm_mech.FlushCycles.__dataclass_fields__)
 
@@ -113,12 +120,15 @@ def solve(b, st, D0, racks: np.ndarray, params: dict) -> None:
         if getattr(st, name) is None:
             setattr(st, name, np.zeros((R, M)))
         getattr(st, name)[racks] = state[name][racks]
-    if st.x_hist is None or st.x_hist.shape[1] < n_max:
-        grown = np.zeros((R, n_max))
-        if st.x_hist is not None:
-            grown[:, :st.x_hist.shape[1]] = st.x_hist
-        st.x_hist = grown
-    st.x_hist[racks, :n_max] = state["x_hist"][racks]
+    if st.x_hist is None and len(racks) == R:
+        st.x_hist = state["x_hist"]               # every row solved: no copy
+    else:
+        if st.x_hist is None or st.x_hist.shape[1] < n_max:
+            grown = np.zeros((R, n_max))
+            if st.x_hist is not None:
+                grown[:, :st.x_hist.shape[1]] = st.x_hist
+            st.x_hist = grown
+        st.x_hist[racks, :n_max] = state["x_hist"][racks]
     if st.cyc is None:
         st.cyc = {name: np.zeros((R, M)) for name in CYC_FIELDS}
     for j, name in enumerate(CYC_FIELDS):

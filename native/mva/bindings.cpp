@@ -206,11 +206,13 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
     ip.rounds = params["rounds"].cast<int>();
     ip.n_exact = params["n_exact"].cast<double>();
     ip.work_exact = params["work_exact"].cast<double>();
+    if (params.contains("lump_tol")) ip.lump_tol = params["lump_tol"].cast<double>();
+    if (params.contains("lump_min")) ip.lump_min = params["lump_min"].cast<long>();
     std::vector<double*> wp;
     for (auto& a : wk) wp.push_back(a.mutable_data());
     {
         py::gil_scoped_release release;
-        mva::Snap snap;
+        thread_local mva::Snap snap;                   // its memory kept between calls
         for (std::size_t j = 0; j < P; ++j) {
             const std::size_t r = static_cast<std::size_t>(racks.data()[j]);
             const std::size_t o = r * M;
@@ -227,7 +229,7 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
             snap.implied = implied.data()[r];
             snap.delay = delay.data()[r];
             std::copy(bg.data() + r * mach_per, bg.data() + (r + 1) * mach_per, snap.bg.begin());
-            mva::solve_rack(c, snap, D0.data()[j], ip);
+            mva::solve_rack_classes(c, snap, D0.data()[j], ip);
             // the padding workers as the reference leaves them: no load, no loss
             for (std::size_t k = 0; k < wp.size(); ++k) {
                 std::copy(sv[k]->begin(), sv[k]->end(), wp[k] + o);

@@ -57,9 +57,10 @@ void overflow_pairs(const double* cum, std::size_t width, const double* logd, co
 // for row (r, g), the root of X Z[r] + sum_i p_i(X) / (1 - X b_i) - n[r, g] below
 // 1 / max_i b_i, p_i = X (a0_i + a1_i X), by Newton on the pole-free form with a
 // bracket (model/solvers/mva_core.py, _throughput_numpy, is the reference).
-// a0, a1, b are R x G x m, n and out are R x G (row-major).
+// a0, a1, b are R x G x m, n and out are R x G (row-major). weight (m, or
+// nullptr for one each): the number of identical stations each one stands for.
 void throughput_roots(std::size_t R, std::size_t G, std::size_t m, const double* a0,
                       const double* a1, const double* b, const double* Z, const double* n,
-                      int max_steps, double* out);
+                      int max_steps, double* out, const double* weight = nullptr);
 
 }  // namespace mva

@@ -242,20 +242,28 @@ void mean_stretch(const RackConst& c, const std::vector<double>& util, const std
                   std::vector<double>& out) {
     out.assign(c.m, 1.0);
     if (c.cores <= 0) return;
-    thread_local std::vector<std::size_t> idx;
+    thread_local std::vector<std::size_t> idx, first;
     thread_local std::vector<double> u, pois, g, dot, total;
     for (std::size_t k = 0; k < c.machines; ++k) {
         idx.clear();
         for (std::size_t i = 0; i < c.m; ++i)
             if (static_cast<std::size_t>(c.mach[i]) == k) idx.push_back(i);
         if (idx.empty()) continue;
+        // the machine's workers, each class's as many times as it has workers
+        // (its first copy stands for it)
+        std::size_t n = 0;
+        first.resize(idx.size());
+        for (std::size_t j = 0; j < idx.size(); ++j) {
+            first[j] = n;
+            n += static_cast<std::size_t>(std::llround(c.weight(idx[j])));
+        }
         const double b = bg[k];
         if (!std::isfinite(b) || b < 0)        // the reference raises converting it too
             throw std::domain_error("analytic solver: background jobs on a machine are not finite");
         const double spread = 10.0 * std::sqrt(b + 1.0);
         const long k0 = std::max(0L, static_cast<long>(b - spread));
         const long kmax = static_cast<long>(b + spread) + 1;
-        if (static_cast<long>(idx.size()) + kmax <= c.cores) continue;   // exactly 1
+        if (static_cast<long>(n) + kmax <= c.cores) continue;   // exactly 1
         pois.assign(static_cast<std::size_t>(kmax - k0 + 1), 0.0);
         double psum = 0.0;
         for (long j = k0; j <= kmax; ++j) {
@@ -265,17 +273,21 @@ void mean_stretch(const RackConst& c, const std::vector<double>& util, const std
             pois[static_cast<std::size_t>(j - k0)] = v;
             psum += v;
         }
-        u.resize(idx.size());
-        for (std::size_t j = 0; j < idx.size(); ++j) u[j] = clip01(util[idx[j]]);
-        stretch_over_jobs(idx.size(), pois, c.cores, c.ctx_penalty, k0, g);
-        if (idx.size() > kExactPeers) {
-            dot.assign(idx.size(), 0.0);
-            total.assign(idx.size(), 0.0);
-            peers_expectation(u.data(), idx.size(), g.data(), dot.data(), total.data());
+        u.resize(n);
+        for (std::size_t j = 0; j < idx.size(); ++j) {
+            const std::size_t end = j + 1 < idx.size() ? first[j + 1] : n;
+            std::fill(u.begin() + first[j], u.begin() + end, clip01(util[idx[j]]));
+        }
+        stretch_over_jobs(n, pois, c.cores, c.ctx_penalty, k0, g);
+        if (n > kExactPeers) {
+            dot.assign(n, 0.0);
+            total.assign(n, 0.0);
+            peers_expectation(u.data(), n, g.data(), dot.data(), total.data());
         } else {
             peers_by_elimination(u, g, dot, total);
         }
-        for (std::size_t j = 0; j < idx.size(); ++j) out[idx[j]] = dot[j] / (total[j] * psum);
+        for (std::size_t j = 0; j < idx.size(); ++j)
+            out[idx[j]] = dot[first[j]] / (total[first[j]] * psum);
     }
 }
 
@@ -456,12 +468,17 @@ double late_sum(const Tails& t, double logd, double k_drop, double S, double A, 
 }
 
 // ---------------------------------------------------------------- large populations
+void fill_history(const std::vector<double>& xp, const std::vector<double>& fp, long from, long N,
+                  double* x_hist);
+
 // mva_core.approximate_batch for one rack: the Schweitzer throughput at
 // n = N, N - 1, N - 2, N - 4, ... (throughput_roots), X(n) interpolated
 // between them, and the stations' queue and utilisation at N.
 void schweitzer_history(std::size_t m, const double* v, const double* S, const double* A,
                         const double* C, const double* Uo, const double* V, double Z, long N,
-                        int root_steps, double* x_hist, double* q, double* u) {
+                        int root_steps, double* x_hist, double* q, double* u,
+                        const double* weight, long from, std::vector<double>& xp,
+                        std::vector<double>& fp) {
     thread_local std::vector<double> pops, f, a0, a1, b, x, slow;
     const long top = std::max(N, 2L);
     long k = 0;
@@ -484,16 +501,16 @@ void schweitzer_history(std::size_t m, const double* v, const double* S, const d
             a1[g * m + i] = v[i] * C[i] * f[g] * v[i] * A[i] * slow[i];
         }
     }
-    throughput_roots(1, G, m, a0.data(), a1.data(), b.data(), &Z, pops.data(), root_steps, x.data());
+    throughput_roots(1, G, m, a0.data(), a1.data(), b.data(), &Z, pops.data(), root_steps, x.data(),
+                     weight);
     const double xN = x[0], f0 = f[0];
     for (std::size_t i = 0; i < m; ++i) {
         const double a_ = (S[i] + C[i] * f0 * xN * v[i] * A[i]) * slow[i] + V[i];
         q[i] = xN * v[i] * a_ / (1.0 - xN * b[i]);
         u[i] = xN * v[i] * A[i];
     }
-    // X(1..N) by linear interpolation over the populations solved (np.interp),
-    // from the smallest up; repeated populations (N - 2^j clipped at 1) once
-    thread_local std::vector<double> xp, fp;
+    // the populations solved, from the smallest up; repeated populations
+    // (N - 2^j clipped at 1) once
     xp.clear();
     fp.clear();
     for (std::size_t g = G; g-- > 0;) {
@@ -501,8 +518,17 @@ void schweitzer_history(std::size_t m, const double* v, const double* S, const d
         xp.push_back(pops[g]);
         fp.push_back(x[g]);
     }
+    fill_history(xp, fp, from, N, x_hist);
+}
+
+// X(n) for n = from..N by linear interpolation over the populations solved
+// (np.interp). A step fills only the top of the history that the queue tails
+// read; the rest is filled once, for the state a solve returns: at 65,536
+// clients the whole history cost more than the rest of a step.
+void fill_history(const std::vector<double>& xp, const std::vector<double>& fp, long from, long N,
+                  double* x_hist) {
     std::size_t j = 0;
-    for (long n = 1; n <= N; ++n) {
+    for (long n = std::max(from, 1L); n <= N; ++n) {
         const double nn = static_cast<double>(n);
         while (j + 1 < xp.size() && xp[j + 1] < nn) ++j;
         double val;
@@ -518,6 +544,19 @@ void schweitzer_history(std::size_t m, const double* v, const double* S, const d
 }
 
 // ---------------------------------------------------------------- one step (_step)
+}  // namespace
+
+// the closed network by Schweitzer past n_exact clients and work_exact
+// client-stations (mva_core._approximate), else by the exact recursion
+bool schweitzer_path(const RackConst& c, const IterParams& ip) {
+    double visited = 0.0;
+    for (std::size_t i = 0; i < c.m; ++i) visited += c.s[i] != 0.0 ? c.weight(i) : 0.0;
+    const double Nd = static_cast<double>(c.N);
+    return Nd > ip.n_exact && Nd * visited > ip.work_exact;
+}
+
+namespace {
+
 struct Scratch {
     std::vector<double> per_machine, mbps, jobs_m, S, A, C, Uo, V, cv2w, k_drop, logd, arrivals,
         free_wal, free_stop, wal_rate, stop_rate, r_out, u_out, pkt;
@@ -538,7 +577,8 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
     w.mbps.assign(nm, 0.0);
     w.jobs_m.assign(nm, 0.0);
     // ---- service: cost x load factor x CPU stretch
-    for (std::size_t i = 0; i < m; ++i) w.per_machine[c.mach[i]] += st.util[i];
+    // sums over the rack's workers count each class's workers (c.weight)
+    for (std::size_t i = 0; i < m; ++i) w.per_machine[c.mach[i]] += c.weight(i) * st.util[i];
     mean_stretch(c, st.util, st.bg, o.stretch);
     for (std::size_t i = 0; i < m; ++i) {
         const double peers = w.per_machine[c.mach[i]] - st.util[i];
@@ -547,9 +587,9 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
         w.S[i] = c.cost[i] * lf * o.stretch[i] + c.floor_gap;
     }
     // ---- LSM: the flush cycle at the current write rates
-    for (std::size_t i = 0; i < m; ++i) w.mbps[c.mach[i]] += st.writes[i] * 1e6 * c.entry;
+    for (std::size_t i = 0; i < m; ++i) w.mbps[c.mach[i]] += c.weight(i) * (st.writes[i] * 1e6 * c.entry);
     for (std::size_t k = 0; k < nm; ++k) w.mbps[k] /= kMiB;
-    for (std::size_t i = 0; i < m; ++i) w.jobs_m[c.mach[i]] += st.fdb[i] + st.cb[i];
+    for (std::size_t i = 0; i < m; ++i) w.jobs_m[c.mach[i]] += c.weight(i) * (st.fdb[i] + st.cb[i]);
     for (std::size_t i = 0; i < m; ++i) {
         const double wal = c.wal ? c.wal_base + c.wal_mbps * w.mbps[c.mach[i]] : 0.0;
         const double jobs = w.jobs_m[c.mach[i]] - st.fdb[i];
@@ -588,14 +628,16 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
     const double Z = c.think + D;
     // ---- the closed network: exact, or Schweitzer past n_exact clients and
     // work_exact client-stations (mva_core._approximate)
-    std::size_t visited = 0;
-    for (std::size_t i = 0; i < m; ++i) visited += c.s[i] != 0.0;
-    const double Nd = static_cast<double>(c.N);
-    if (Nd > ip.n_exact && Nd * static_cast<double>(visited) > ip.work_exact) {
+    if (schweitzer_path(c, ip)) {
+        // the queue tails read X(N - k) for k <= K + 2 (kmax below)
+        const long from = c.N - static_cast<long>(std::ceil(c.K)) - 3;
         schweitzer_history(m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(),
                            w.V.data(), Z, c.N, ip.root_steps, o.x_hist.data(), o.q.data(),
-                           w.u_out.data());
+                           w.u_out.data(), c.mult, from, o.hist_xp, o.hist_fp);
     } else {
+        if (c.mult) throw std::logic_error("worker classes off the Schweitzer path");
+        o.hist_xp.clear();                              // the history is whole
+        o.hist_fp.clear();
         const unsigned char active_row = 1;
         recursion_batch(1, m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(), w.V.data(),
                         &Z, &c.N, &active_row, c.N, o.x_hist.data(), w.r_out.data(), o.q.data(),
@@ -605,7 +647,7 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
     // overshoots it where one worker holds nearly every client)
     double dmax = 0.0;
     for (std::size_t i = 0; i < m; ++i)
-        dmax = std::max(dmax, c.s[i] * w.A[i] / std::max(1.0 - w.Uo[i], 1e-9));
+        dmax = std::max(dmax, c.share_cap(i) * w.A[i] / std::max(1.0 - w.Uo[i], 1e-9));
     const double X_new = std::min(o.x_hist[static_cast<std::size_t>(c.N - 1)],
                                   dmax > 0 ? 1.0 / dmax : kInf);
     o.X = X_new;
@@ -696,13 +738,13 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
             }
         }
         o.wait_extra[i] = c.finite_to ? fail / (1.0 - fail) * c.period : 0.0;
-        implied += c.s[i] * o.wait_extra[i];
+        implied += c.weight(i) * (c.s[i] * o.wait_extra[i]);
     }
     o.implied = implied;
     std::fill(o.bg.begin(), o.bg.end(), 0.0);
     for (std::size_t i = 0; i < m; ++i) {
         o.writes[i] = (X_new * c.s[i] * (1.0 + st.dup[i]) + c.ev[i]) * c.wf[i] + c.ev[i] * (1.0 - c.wf[i]);
-        o.bg[c.mach[i]] += cyc(FLUSH_BUSY, i) + cyc(COMP_BUSY, i);
+        o.bg[c.mach[i]] += c.weight(i) * (cyc(FLUSH_BUSY, i) + cyc(COMP_BUSY, i));
         o.fdb[i] = cyc(FLUSH_DISK, i);
         o.cb[i] = cyc(COMP_BUSY, i);
         o.stop[i] = cyc(STOP_FRAC, i);
@@ -741,14 +783,16 @@ void Snap::size(std::size_t m, std::size_t machines, long N) {
         v->assign(m, 0.0);
     stretch.assign(m, 1.0);
     bg.assign(machines, 0.0);
-    x_hist.assign(static_cast<std::size_t>(std::max(N, 1L)), 0.0);
+    // not cleared: every entry is written before it is read (the exact
+    // recursion writes all, Schweitzer's steps the top, solve_rack the rest)
+    x_hist.resize(static_cast<std::size_t>(std::max(N, 1L)));
     cyc.assign(kCycFields * m, 0.0);
 }
 
 void Snap::blend(double w, const Snap& z) {
     auto f = [w](double x, double y) { return w * x + (1.0 - w) * y; };
     auto fv = [&](std::vector<double>& a, const std::vector<double>& b) {
-        for (std::size_t i = 0; i < a.size(); ++i) a[i] = f(a[i], b[i]);
+        for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) a[i] = f(a[i], b[i]);
     };
     X = f(X, z.X);
     implied = f(implied, z.implied);
@@ -757,7 +801,8 @@ void Snap::blend(double w, const Snap& z) {
                         {&bg, &z.bg}, {&fdb, &z.fdb}, {&cb, &z.cb}, {&stop, &z.stop}, {&q, &z.q},
                         {&S_req, &z.S_req}, {&stretch, &z.stretch}, {&wait_extra, &z.wait_extra},
                         {&demand, &z.demand},
-                        {&block, &z.block}, {&x_hist, &z.x_hist}, {&cyc, &z.cyc}})
+                        {&block, &z.block}, {&x_hist, &z.x_hist}, {&hist_fp, &z.hist_fp},
+                        {&cyc, &z.cyc}})
         fv(*a, *b);
     iterations = std::max(iterations, z.iterations);
     converged = converged && z.converged;
@@ -821,7 +866,12 @@ void iterate_rack(const RackConst& c, Snap& st, double D, const IterParams& ip) 
     st.demand = o.demand;
     st.q = o.q;
     st.block = o.block;
-    std::copy(o.x_hist.begin(), o.x_hist.begin() + c.N, st.x_hist.begin());
+    // the history: whole from the exact recursion; from Schweitzer its
+    // populations, filled in when the solve returns (solve_rack)
+    st.hist_xp = o.hist_xp;
+    st.hist_fp = o.hist_fp;
+    if (o.hist_xp.empty()) st.x_hist.assign(o.x_hist.begin(), o.x_hist.begin() + c.N);
+    else st.x_hist.clear();
     st.cyc = o.cyc;
 }
 
@@ -920,6 +970,10 @@ void solve_rack(const RackConst& c, Snap& st, double D0, const IterParams& ip0) 
         }
     }
     st.iterations = total;
+    if (!st.hist_xp.empty()) {
+        st.x_hist.resize(static_cast<std::size_t>(std::max(c.N, 1L)));
+        fill_history(st.hist_xp, st.hist_fp, 1, c.N, st.x_hist.data());
+    }
 }
 
 }  // namespace mva

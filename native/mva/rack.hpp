@@ -49,6 +49,12 @@ struct RackConst {
     double entry = 0;                   // bytes per memtable entry (machine write rate)
     long cores = 0;                     // per machine (0: enough for every thread)
     double ctx_penalty = 0;
+    // worker classes (lump.cpp): worker i stands for mult[i] workers of the
+    // rack whose largest share is s_cap[i]; nullptr: each worker is itself
+    const double* mult = nullptr;
+    const double* s_cap = nullptr;
+    double weight(std::size_t i) const { return mult ? mult[i] : 1.0; }
+    double share_cap(std::size_t i) const { return s_cap ? s_cap[i] : s[i]; }
 };
 
 // One rack's state with the last step's output quantities (_State's row,
@@ -59,6 +65,9 @@ struct Snap {
     std::vector<double> util, p, dup, writes, bg, fdb, cb, stop;   // fdb, cb, stop: lsm_prev
     std::vector<double> q;            // the last step's queues, and the next call's q_prev
     std::vector<double> S_req, stretch, wait_extra, demand, block, x_hist, cyc;
+    // Schweitzer's populations and their throughput, from which the history
+    // x_hist is filled (a step fills only its top); empty on the exact path
+    std::vector<double> hist_xp, hist_fp;
     long iterations = 0;
     bool converged = false;
 
@@ -78,6 +87,11 @@ struct IterParams {
     // _solve_states
     double root_tol = 1e-4, mix_tol = 1e-3;
     int step_budget = 1600, unsettled_rounds = 2, rounds = 40;
+    // worker classes (lump.cpp): racks of at least lump_min workers on the
+    // Schweitzer path are solved with workers whose constants agree within
+    // lump_tol (relative) merged; lump_tol = 0 turns it off
+    double lump_tol = 0.0;
+    long lump_min = 1024;
 };
 
 // A rack's constants from its row of per-rack scalars (kRackFields) and its
@@ -97,5 +111,14 @@ void iterate_rack(const RackConst& c, Snap& st, double D, const IterParams& ip);
 // g(D) = implied(D) - D (_solve_states): cold from D = 0 when D0 is NaN, else
 // warm from a neighbour's root D0. iterations: the steps of every round.
 void solve_rack(const RackConst& c, Snap& st, double D0, const IterParams& ip);
+
+// Whether the rack's closed network is solved by Schweitzer (past ip.n_exact
+// clients and ip.work_exact client-stations), not the exact recursion.
+bool schweitzer_path(const RackConst& c, const IterParams& ip);
+
+// solve_rack on the rack's worker classes where ip admits it (lump.cpp), the
+// state gathered to the classes and scattered back to the workers; else
+// solve_rack itself.
+void solve_rack_classes(const RackConst& c, Snap& st, double D0, const IterParams& ip);
 
 }  // namespace mva

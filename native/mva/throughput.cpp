@@ -11,7 +11,9 @@ namespace mva {
 
 void throughput_roots(std::size_t R, std::size_t G, std::size_t m, const double* a0,
                       const double* a1, const double* b, const double* Z, const double* n,
-                      int max_steps, double* out) {
+                      int max_steps, double* out, const double* weight) {
+    // weight[i]: how many identical stations station i stands for (worker
+    // classes, lump.cpp); nullptr: one each
     const double inf = std::numeric_limits<double>::infinity();
     for (std::size_t r = 0; r < R; ++r) {
         const double z = Z[r];
@@ -24,7 +26,7 @@ void throughput_roots(std::size_t R, std::size_t G, std::size_t m, const double*
             double bs = -inf, sum_a0 = 0.0;
             for (std::size_t i = 0; i < m; ++i) {
                 bs = std::max(bs, B[i]);
-                sum_a0 += A0[i];
+                sum_a0 += (weight ? weight[i] : 1.0) * A0[i];
             }
             const double sat = bs > 0.0 ? 1.0 / bs : inf;
             double lo = 0.0;
@@ -44,8 +46,9 @@ void throughput_roots(std::size_t R, std::size_t G, std::size_t m, const double*
                         d = 1.0 / (1.0 - x * B[i]);
                         rr = (1.0 - x * bs) * d;
                     }
-                    pr += p * rr;
-                    dsum += (A0[i] + 2.0 * A1[i] * x) * rr + p * (B[i] - bs) * d * d;
+                    const double wi = weight ? weight[i] : 1.0;
+                    pr += wi * p * rr;
+                    dsum += wi * ((A0[i] + 2.0 * A1[i] * x) * rr + p * (B[i] - bs) * d * d);
                 }
                 const double h = e * (x * z - nn) + pr;
                 const double dh = -bs * (x * z - nn) + e * z + dsum;

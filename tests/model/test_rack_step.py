@@ -38,6 +38,10 @@ def profile():
 
 
 def _both(spec, monkeypatch):
+    """The compiled solve of every worker (no worker classes: those are an
+    approximation of their own, tests/model/test_worker_classes.py) and the
+    numpy reference."""
+    monkeypatch.setattr(rack_step, "LUMP_TOL", 0.0)
     monkeypatch.setattr(rack_step, "USE_COMPILED", True)
     fast = analytic.solve(spec)
     monkeypatch.setattr(rack_step, "USE_COMPILED", False)
