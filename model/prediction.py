@@ -97,10 +97,10 @@ def no_goodput(spec, engine: str, reason: str) -> Prediction:
     cannot serve overflows its buffer. Per-run counts (lost and resent
     packets) are infinite: the run never ends."""
     pl, sv, c = spec.placement, spec.service, spec.clients
-    s = np.asarray(pl.shares, dtype=float)
+    s = per_worker(pl, "shares")
     stuck = s / s.sum() if s.sum() > 0 else np.zeros_like(s)
     arrivals = c.threads * stuck * cl_mech.storm_packets_per_us(c) + \
-        pl.evict_per_us * np.asarray(pl.evict_probs)
+        pl.evict_per_us * per_worker(pl, "evict_probs")
     S = svc_mech.run_average_cost(sv) + sv.recv_floor_us + sv.gap_us
     served = np.minimum(arrivals, 1.0 / S)
     util = served * S

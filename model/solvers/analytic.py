@@ -558,7 +558,8 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
         m = sp.servers
         bg_r = st.bg[r * mach_per: r * mach_per + sp.placement.machines]
         stretch[r, :m] = svc_mech.mean_stretch(sp.service, util[r, :m],
-                                               np.asarray(sp.placement.machine_of), bg_r)
+                                               per_worker(sp.placement, "machine_of", np.int64),
+                                               bg_r)
     S = b.cost * svc_mech.load_factor(util, peers, b.idle[:, None], b.sharep[:, None]) * stretch \
         + b.floor_gap[:, None]
     # ---- LSM: the flush cycle at the current write rates ----

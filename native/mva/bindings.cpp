@@ -167,9 +167,11 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
          cost = field<double>(consts, "cost", RM), runm = field<double>(consts, "run_memtables", RM),
          rk = field<double>(consts, "rack", R * mva::kRackFields);
     auto mach = field<long>(consts, "mach", RM);
-    // per worker (R x M), per rack (R), per machine
+    // per worker (R x M; the order of Snap::workers), per rack (R), per machine
     const char* worker_keys[] = {"util", "p_drop", "dup", "writes", "fdb", "cb", "stop", "q",
                                  "S_req", "stretch", "wait_extra", "demand", "block"};
+    static_assert(sizeof(worker_keys) / sizeof(worker_keys[0]) ==
+                  std::tuple_size_v<decltype(std::declval<mva::Snap&>().workers())>);
     std::vector<py::array_t<double>> wk;
     for (const char* k : worker_keys) wk.push_back(field<double>(st, k, RM));
     auto X = field<double>(st, "X", R), implied = field<double>(st, "implied", R),
@@ -206,8 +208,8 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
     ip.rounds = params["rounds"].cast<int>();
     ip.n_exact = params["n_exact"].cast<double>();
     ip.work_exact = params["work_exact"].cast<double>();
-    if (params.contains("lump_tol")) ip.lump_tol = params["lump_tol"].cast<double>();
-    if (params.contains("lump_min")) ip.lump_min = params["lump_min"].cast<long>();
+    ip.lump_tol = params["lump_tol"].cast<double>();
+    ip.lump_min = params["lump_min"].cast<long>();
     std::vector<double*> wp;
     for (auto& a : wk) wp.push_back(a.mutable_data());
     {
@@ -221,9 +223,7 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
                                                      cost.data() + o, runm.data() + o, mach.data() + o);
             const std::size_t m = c.m;
             snap.size(m, mach_per, c.N);
-            std::vector<double>* sv[] = {&snap.util, &snap.p, &snap.dup, &snap.writes, &snap.fdb,
-                                         &snap.cb, &snap.stop, &snap.q, &snap.S_req, &snap.stretch,
-                                         &snap.wait_extra, &snap.demand, &snap.block};
+            const auto sv = snap.workers();            // in the order of worker_keys
             for (std::size_t k = 0; k < wp.size(); ++k) std::copy(wp[k] + o, wp[k] + o + m, sv[k]->begin());
             snap.X = X.data()[r];
             snap.implied = implied.data()[r];

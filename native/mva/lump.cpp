@@ -97,12 +97,6 @@ void classes_of(const RackConst& c, double tol, Classes& k) {
         for (auto* v : {&k.s, &k.wf, &k.ev, &k.cost, &k.runm}) (*v)[g] /= k.mult[g];
 }
 
-// the worker vectors of a Snap, in one order
-std::vector<std::vector<double>*> worker_fields(Snap& x) {
-    return {&x.util, &x.p, &x.dup, &x.writes, &x.fdb, &x.cb, &x.stop, &x.q,
-            &x.S_req, &x.stretch, &x.wait_extra, &x.demand, &x.block};
-}
-
 }  // namespace
 
 void solve_rack_classes(const RackConst& c, Snap& st, double D0, const IterParams& ip) {
@@ -131,7 +125,7 @@ void solve_rack_classes(const RackConst& c, Snap& st, double D0, const IterParam
     // gather: a class starts from the mean state of its workers
     thread_local Snap sg;                              // its memory kept between racks
     sg.size(G, c.machines, c.N);
-    auto from = worker_fields(st), to = worker_fields(sg);
+    const auto from = st.workers(), to = sg.workers();
     for (auto* v : to) std::fill(v->begin(), v->end(), 0.0);
     for (std::size_t i = 0; i < m; ++i) {
         const std::size_t g = k.of[i];

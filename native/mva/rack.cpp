@@ -626,8 +626,7 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
         o.block[i] = cyc(WAL_US, i) + cyc(SLOW_US, i);
     }
     const double Z = c.think + D;
-    // ---- the closed network: exact, or Schweitzer past n_exact clients and
-    // work_exact client-stations (mva_core._approximate)
+    // ---- the closed network (schweitzer_path)
     if (schweitzer_path(c, ip)) {
         // the queue tails read X(N - k) for k <= K + 2 (kmax below)
         const long from = c.N - static_cast<long>(std::ceil(c.K)) - 3;

@@ -5,6 +5,7 @@
 // worker; racks with one stay with the numpy reference.
 // No Python headers here: bindings.cpp wraps it.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -72,6 +73,13 @@ struct Snap {
     bool converged = false;
 
     void size(std::size_t m, std::size_t machines, long N);
+    // the per-worker vectors, in the order of the bindings' state keys
+    // (util, p_drop, dup, writes, fdb, cb, stop, q, S_req, stretch,
+    // wait_extra, demand, block)
+    std::array<std::vector<double>*, 13> workers() {
+        return {&util, &p, &dup, &writes, &fdb, &cb, &stop, &q, &S_req, &stretch, &wait_extra,
+                &demand, &block};
+    }
     // w this + (1 - w) z, field by field (_blend)
     void blend(double w, const Snap& z);
 };
