@@ -9,9 +9,11 @@ takes 8-100 steps; the compiled form runs the same equations and search per
 rack, in the same order of operations, and gives the reference's answers to
 rounding with the same step counts (tests/model/test_rack_step.py).
 
-It covers every rack but those with collapsed workers
-(:func:`analytic._collapsed`, a root search per step), which stay with the
-numpy reference, as does every rack when the extension is not built.
+It covers every rack, the collapse chain's states too: their collapsed
+workers' drop fraction (:func:`analytic._collapsed`, a root search per step)
+by the same bracket and Brent steps as the reference's scipy brentq. Those
+states are solved on every worker (no worker classes: the root is over the
+whole rack). Without the extension every rack goes to the numpy reference.
 """
 
 from __future__ import annotations
@@ -45,10 +47,11 @@ def _fields() -> tuple[str, ...]:
 
 def eligible(b, st) -> np.ndarray:
     """Racks of the batch ``b`` (state ``st``) that the compiled solve can run:
-    those without collapsed workers."""
+    every rack, collapsed workers included, when the extension is built and
+    ``USE_COMPILED`` (the tests turn it off to run the numpy reference)."""
     if _solve_racks is None or not USE_COMPILED:
         return np.zeros(b.R, dtype=bool)
-    return np.array([not c for c in st.collapsed], dtype=bool)
+    return np.ones(b.R, dtype=bool)
 
 
 def constants(b) -> dict:
@@ -85,6 +88,15 @@ def constants(b) -> dict:
     return out
 
 
+def _collapsed_array(collapsed, R: int, M: int) -> np.ndarray:
+    """Each rack's collapsed workers (``_State.collapsed``) as a row of R x M,
+    in the chain's order, -1 after them."""
+    out = np.full((R, M), -1, dtype=np.int64)
+    for r, cs in enumerate(collapsed):
+        out[r, :len(cs)] = cs
+    return out
+
+
 def solve(b, st, D0, racks: np.ndarray, params: dict) -> None:
     """Solve the racks ``racks`` of the batch ``b`` compiled, as
     :func:`analytic._solve_states_numpy` solves them: their fixed point and
@@ -103,7 +115,8 @@ def solve(b, st, D0, racks: np.ndarray, params: dict) -> None:
                  block=zeros(),
                  implied=f(st.implied), delay=f(st.delay), bg=f(st.bg),
                  x_hist=np.zeros((R, n_max)), cyc=np.zeros((len(CYC_FIELDS), R, M)),
-                 iterations=np.zeros(R, dtype=np.int64), converged=np.zeros(R, dtype=np.uint8))
+                 iterations=np.zeros(R, dtype=np.int64), converged=np.zeros(R, dtype=np.uint8),
+                 collapsed=_collapsed_array(st.collapsed, R, M))
     d0 = np.full(len(racks), np.nan) if D0 is None else np.asarray(D0, dtype=float)[racks]
     _solve_racks(constants(b), state, racks, np.ascontiguousarray(d0), params)
     # back into the batch state, rows ``racks`` only

@@ -178,6 +178,8 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
          delay = field<double>(st, "delay", R), bg = field<double>(st, "bg", R * mach_per),
          cyc = field<double>(st, "cyc", mva::kCycFields * RM);
     auto iters = field<long>(st, "iterations", R);
+    // the collapsed workers of each rack, in the chain's order, -1 after them
+    auto collapsed = field<long>(st, "collapsed", RM);
     auto conv = field<unsigned char>(st, "converged", R);
     const std::size_t P = static_cast<std::size_t>(racks.size());
     if (static_cast<std::size_t>(D0.size()) != P) throw py::value_error("D0 needs one entry per rack run");
@@ -192,6 +194,8 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
         for (std::size_t i = 0; i < M; ++i) {
             const long g = mach.data()[static_cast<std::size_t>(r) * M + i];
             if (g < 0 || static_cast<std::size_t>(g) >= mach_per) throw py::value_error("mach out of range");
+            const long k = collapsed.data()[static_cast<std::size_t>(r) * M + i];
+            if (k >= static_cast<long>(m)) throw py::value_error("collapsed worker out of range");
         }
     }
     mva::IterParams ip;
@@ -222,6 +226,12 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
                                                      s.data() + o, wf.data() + o, ev.data() + o,
                                                      cost.data() + o, runm.data() + o, mach.data() + o);
             const std::size_t m = c.m;
+            const long* cs = collapsed.data() + o;
+            std::size_t n_cs = 0;
+            while (n_cs < M && cs[n_cs] >= 0) ++n_cs;
+            mva::RackConst cc = c;
+            cc.collapsed = n_cs ? cs : nullptr;
+            cc.n_collapsed = n_cs;
             snap.size(m, mach_per, c.N);
             const auto sv = snap.workers();            // in the order of worker_keys
             for (std::size_t k = 0; k < wp.size(); ++k) std::copy(wp[k] + o, wp[k] + o + m, sv[k]->begin());
@@ -229,7 +239,7 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
             snap.implied = implied.data()[r];
             snap.delay = delay.data()[r];
             std::copy(bg.data() + r * mach_per, bg.data() + (r + 1) * mach_per, snap.bg.begin());
-            mva::solve_rack_classes(c, snap, D0.data()[j], ip);
+            mva::solve_rack_classes(cc, snap, D0.data()[j], ip);
             // the padding workers as the reference leaves them: no load, no loss
             for (std::size_t k = 0; k < wp.size(); ++k) {
                 std::copy(sv[k]->begin(), sv[k]->end(), wp[k] + o);

@@ -100,8 +100,10 @@ void classes_of(const RackConst& c, double tol, Classes& k) {
 }  // namespace
 
 void solve_rack_classes(const RackConst& c, Snap& st, double D0, const IterParams& ip) {
+    // a collapse chain's state is solved on every worker: its collapsed
+    // workers' drop fraction is a root over the whole rack (_collapsed)
     if (!(ip.lump_tol > 0.0) || static_cast<long>(c.m) < ip.lump_min || c.mult ||
-        !schweitzer_path(c, ip)) {
+        c.n_collapsed || !schweitzer_path(c, ip)) {
         solve_rack(c, st, D0, ip);
         return;
     }

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "mva.hpp"
@@ -560,8 +562,223 @@ namespace {
 struct Scratch {
     std::vector<double> per_machine, mbps, jobs_m, S, A, C, Uo, V, cv2w, k_drop, logd, arrivals,
         free_wal, free_stop, wal_rate, stop_rate, r_out, u_out, pkt;
+    // the closed network's stations where workers are collapsed (_step's Sm,
+    // Am, Cm, Uom, Vm), their resends while late and full buffers' service
+    std::vector<double> Sm, Am, Cm, Uom, Vm, late, full, a0, a1, bb;
+    std::vector<unsigned char> is_collapsed;
+    std::vector<std::pair<double, double>> seen;     // _collapsed's excess(p), asked again
     Tails tails;
 };
+
+// ---------------------------------------------------------------- collapsed workers (_collapsed)
+constexpr double kBracketStep = 1e-5;              // analytic.BRACKET_STEP
+
+// Python's float floor division a // b (float_floor_div), which
+// clients.resends_before uses: not always floor(a / b)
+double py_floordiv(double a, double b) {
+    double mod = std::fmod(a, b);
+    double div = (a - mod) / b;
+    if (mod != 0.0 && ((b < 0) != (mod < 0))) div -= 1.0;
+    if (div == 0.0) return std::copysign(0.0, a / b);
+    double fl = std::floor(div);
+    if (div - fl > 0.5) fl += 1.0;
+    return fl;
+}
+
+// clients.resends_before: the timers that fire before a time ``held`` at the worker
+double resends_before(double budget, double period, double held) {
+    if (budget >= held) return 0.0;
+    double n = py_floordiv(held - budget, period) + 1.0;
+    if (budget + (n - 1.0) * period >= held) n -= 1.0;
+    return n;
+}
+
+// _collapsed_residence
+double collapsed_residence(double p, double period, double full) {
+    return p / (1.0 - p) * period + full;
+}
+
+double logit(double q) { return std::log(q / (1.0 - q)); }
+double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
+
+// mva_core.throughput_at: X(N) of the closed network, by the exact recursion
+// up to n_exact clients and past them by the Schweitzer root at N
+double throughput_at(const RackConst& c, const double* S, const double* A, const double* C,
+                     const double* Uo, const double* V, double Z, const IterParams& ip,
+                     Scratch& w) {
+    const std::size_t m = c.m;
+    const double Nd = static_cast<double>(c.N);
+    if (Nd <= ip.n_exact) return recursion(c.s, S, A, C, Uo, V, m, Z, c.N).x_hist.back();
+    w.a0.assign(m, 0.0);
+    w.a1.assign(m, 0.0);
+    w.bb.assign(m, 0.0);
+    const double f = (Nd - 1.0) / Nd;
+    for (std::size_t i = 0; i < m; ++i) {
+        const double v = c.s[i];
+        const double slow = 1.0 / std::max(1.0 - Uo[i], 1e-9);
+        w.bb[i] = f * v * A[i] * slow;
+        w.a0[i] = v * (S[i] * slow + V[i]);
+        w.a1[i] = v * C[i] * f * v * A[i] * slow;
+    }
+    double x = 0.0;
+    throughput_roots(1, 1, m, w.a0.data(), w.a1.data(), w.bb.data(), &Z, &Nd, 100, &x);
+    return x;
+}
+
+// _bracket: (lo, hi) with f(lo) > 0 >= f(hi) around the sign change of a
+// falling f, from x0 outwards by steps that grow tenfold within [bottom, top]
+template <class F>
+std::pair<double, double> bracket(F&& f, double x0, double bottom, double top, double step) {
+    double lo = x0, hi = x0;
+    if (f(x0) > 0) {
+        while (hi < top) {
+            hi = std::min(lo + step, top);
+            if (f(hi) <= 0) return {lo, hi};
+            lo = hi;
+            step *= 10.0;
+        }
+        return {top, top};
+    }
+    while (lo > bottom) {
+        lo = std::max(hi - step, bottom);
+        if (f(lo) > 0) return {lo, hi};
+        hi = lo;
+        step *= 10.0;
+    }
+    return {bottom, bottom};
+}
+
+// _bisect: the hi side of a sign change of a falling f (f(lo) > 0)
+template <class F>
+double bisect(F&& f, double lo, double hi, double xtol) {
+    for (int k = 0; k < 200; ++k) {
+        if (hi - lo <= xtol) break;
+        const double mid = 0.5 * (lo + hi);
+        if (f(mid) > 0) lo = mid;
+        else hi = mid;
+    }
+    return hi;
+}
+
+// scipy.optimize.brentq (Charles Harris's brentq.c, the same steps) with
+// rtol = 4 eps; false where scipy raises: the ends' signs agree, a NaN, or
+// no convergence in maxiter steps
+template <class F>
+bool brentq(F&& f, double xa, double xb, double xtol, int maxiter, double& root) {
+    const double rtol = 4.0 * std::numeric_limits<double>::epsilon();
+    double xpre = xa, xcur = xb, xblk = 0.0, fblk = 0.0, spre = 0.0, scur = 0.0;
+    double fpre = f(xpre);
+    if (std::isnan(fpre)) return false;
+    double fcur = f(xcur);
+    if (std::isnan(fcur)) return false;
+    if (fpre == 0) { root = xpre; return true; }
+    if (fcur == 0) { root = xcur; return true; }
+    if (std::signbit(fpre) == std::signbit(fcur)) return false;
+    for (int i = 0; i < maxiter; ++i) {
+        if (fpre != 0 && fcur != 0 && std::signbit(fpre) != std::signbit(fcur)) {
+            xblk = xpre;
+            fblk = fpre;
+            spre = scur = xcur - xpre;
+        }
+        if (std::fabs(fblk) < std::fabs(fcur)) {
+            xpre = xcur; xcur = xblk; xblk = xpre;
+            fpre = fcur; fcur = fblk; fblk = fpre;
+        }
+        const double delta = (xtol + rtol * std::fabs(xcur)) / 2;
+        const double sbis = (xblk - xcur) / 2;
+        if (fcur == 0 || std::fabs(sbis) < delta) { root = xcur; return true; }
+        if (std::fabs(spre) > delta && std::fabs(fcur) < std::fabs(fpre)) {
+            double stry;
+            if (xpre == xblk) {
+                stry = -fcur * (xcur - xpre) / (fcur - fpre);             // interpolate
+            } else {
+                const double dpre = (fpre - fcur) / (xpre - xcur);        // extrapolate
+                const double dblk = (fblk - fcur) / (xblk - xcur);
+                stry = -fcur * (fblk * dblk - fpre * dpre) / (dblk * dpre * (fblk - fpre));
+            }
+            if (2 * std::fabs(stry) < std::min(std::fabs(spre), 3 * std::fabs(sbis) - delta)) {
+                spre = scur;                                              // good short step
+                scur = stry;
+            } else {
+                spre = sbis;                                              // bisect
+                scur = sbis;
+            }
+        } else {
+            spre = sbis;
+            scur = sbis;
+        }
+        xpre = xcur;
+        fpre = fcur;
+        if (std::fabs(scur) > delta) xcur += scur;
+        else xcur += (sbis > 0 ? delta : -delta);
+        fcur = f(xcur);
+        if (std::isnan(fcur)) return false;
+    }
+    return false;
+}
+
+// _collapsed: the drop fraction p of the rack's collapsed workers that makes
+// the busiest one's request rate equal its capacity (it serves 1 + l (1 - p)
+// packets per request, l resends while late); their stations become delays of
+// residence p / (1 - p) period + a full buffer's service. Sets w.Sm (the
+// collapsed workers' entries), w.late and w.full; returns p.
+double collapsed_p(const RackConst& c, const Snap& st, const Snap& o, double Z,
+                   const IterParams& ip, Scratch& w) {
+    const double period = c.period, budget = c.budget, K = c.K;
+    std::size_t i0 = static_cast<std::size_t>(c.collapsed[0]);
+    for (std::size_t j = 0; j < c.n_collapsed; ++j) {
+        const std::size_t i = static_cast<std::size_t>(c.collapsed[j]);
+        w.full[i] = K * o.S_req[i];
+        w.late[i] = resends_before(budget, period, w.full[i]);
+        w.Am[i] = w.Cm[i] = w.Uom[i] = w.Vm[i] = 0.0;
+        if (c.s[i] > c.s[i0]) i0 = i;                  // max(): the first of the largest
+    }
+    w.seen.clear();
+    auto excess = [&](double pc) {
+        for (const auto& kv : w.seen)
+            if (kv.first == pc) return kv.second;
+        for (std::size_t j = 0; j < c.n_collapsed; ++j) {
+            const std::size_t i = static_cast<std::size_t>(c.collapsed[j]);
+            w.Sm[i] = collapsed_residence(pc, period, w.full[i]);
+        }
+        const double x = throughput_at(c, w.Sm.data(), w.Am.data(), w.Cm.data(), w.Uom.data(),
+                                       w.Vm.data(), Z, ip, w);
+        const double e = x * c.s[i0] - 1.0 / (o.S_req[i0] * (1.0 + w.late[i0] * (1.0 - pc)));
+        w.seen.emplace_back(pc, e);
+        return e;
+    };
+    auto steep_f = [&](double z) { return excess(sigmoid(z)); };
+    const double p_last = st.p[i0];
+    auto [lo, hi] = bracket(excess, std::min(std::max(p_last, 0.0), 0.99), 0.0, 0.99, kBracketStep);
+    bool steep = false;
+    double xtol = 1e-10;
+    if (lo == hi && hi == 0.99) {
+        // even 99 % drops leave it over capacity: up to 1 - 1e-12, in the log-odds
+        steep = true;
+        xtol = 1e-9;
+        const double bottom = logit(0.99), top = logit(1.0 - 1e-12);
+        std::tie(lo, hi) = bracket(steep_f, logit(std::min(std::max(p_last, 0.99), 1.0 - 1e-12)),
+                                   bottom, top, 1e-3);
+        if (lo == hi && hi == top) {
+            lo = hi = 1.0 - 1e-12;                       // over capacity at any drop fraction
+        } else if (lo == hi) {
+            lo = bottom;
+            hi = top;
+        }
+    }
+    if (hi > lo) {
+        double x = 0.0;
+        const bool ok = steep ? brentq(steep_f, lo, hi, xtol, 60, x)
+                              : brentq(excess, lo, hi, xtol, 60, x);
+        if (!ok) x = steep ? bisect(steep_f, lo, hi, xtol) : bisect(excess, lo, hi, xtol);
+        hi = steep ? sigmoid(x) : x;
+    }
+    for (std::size_t j = 0; j < c.n_collapsed; ++j) {
+        const std::size_t i = static_cast<std::size_t>(c.collapsed[j]);
+        w.Sm[i] = collapsed_residence(hi, period, w.full[i]);
+    }
+    return hi;
+}
 
 // One evaluation of the map: the next state and its output quantities in o
 // (delay, iterations and converged of o are not used).
@@ -626,31 +843,51 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
         o.block[i] = cyc(WAL_US, i) + cyc(SLOW_US, i);
     }
     const double Z = c.think + D;
-    // ---- the closed network (schweitzer_path)
+    // ---- the closed network (schweitzer_path); collapsed workers are delays
+    // there (_collapsed), the rest of the step reads their own S, A, Uo
+    const double *Sx = o.S_req.data(), *Ax = w.A.data(), *Cx = w.C.data(), *Uox = w.Uo.data(),
+                 *Vx = w.V.data();
+    double p_collapsed = 0.0;
+    w.is_collapsed.assign(m, 0);
+    if (c.n_collapsed) {
+        w.Sm = o.S_req;
+        w.Am = w.A;
+        w.Cm = w.C;
+        w.Uom = w.Uo;
+        w.Vm = w.V;
+        w.late.assign(m, 0.0);
+        w.full.assign(m, 0.0);
+        for (std::size_t j = 0; j < c.n_collapsed; ++j)
+            w.is_collapsed[static_cast<std::size_t>(c.collapsed[j])] = 1;
+        p_collapsed = collapsed_p(c, st, o, Z, ip, w);
+        Sx = w.Sm.data();
+        Ax = w.Am.data();
+        Cx = w.Cm.data();
+        Uox = w.Uom.data();
+        Vx = w.Vm.data();
+    }
     if (schweitzer_path(c, ip)) {
         // the queue tails read X(N - k) for k <= K + 2 (kmax below)
         const long from = c.N - static_cast<long>(std::ceil(c.K)) - 3;
-        schweitzer_history(m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(),
-                           w.V.data(), Z, c.N, ip.root_steps, o.x_hist.data(), o.q.data(),
-                           w.u_out.data(), c.mult, from, o.hist_xp, o.hist_fp);
+        schweitzer_history(m, c.s, Sx, Ax, Cx, Uox, Vx, Z, c.N, ip.root_steps, o.x_hist.data(),
+                           o.q.data(), w.u_out.data(), c.mult, from, o.hist_xp, o.hist_fp);
     } else {
         if (c.mult) throw std::logic_error("worker classes off the Schweitzer path");
         o.hist_xp.clear();                              // the history is whole
         o.hist_fp.clear();
         const unsigned char active_row = 1;
-        recursion_batch(1, m, c.s, o.S_req.data(), w.A.data(), w.C.data(), w.Uo.data(), w.V.data(),
-                        &Z, &c.N, &active_row, c.N, o.x_hist.data(), w.r_out.data(), o.q.data(),
-                        w.u_out.data());
+        recursion_batch(1, m, c.s, Sx, Ax, Cx, Uox, Vx, &Z, &c.N, &active_row, c.N,
+                        o.x_hist.data(), w.r_out.data(), o.q.data(), w.u_out.data());
     }
     // never above the busiest worker's capacity (_step: Reiser's residual term
     // overshoots it where one worker holds nearly every client)
     double dmax = 0.0;
     for (std::size_t i = 0; i < m; ++i)
-        dmax = std::max(dmax, c.share_cap(i) * w.A[i] / std::max(1.0 - w.Uo[i], 1e-9));
+        dmax = std::max(dmax, c.share_cap(i) * Ax[i] / std::max(1.0 - Uox[i], 1e-9));
     const double X_new = std::min(o.x_hist[static_cast<std::size_t>(c.N - 1)],
                                   dmax > 0 ? 1.0 / dmax : kInf);
     o.X = X_new;
-    for (std::size_t i = 0; i < m; ++i) w.u_out[i] = X_new * c.s[i] * w.A[i];
+    for (std::size_t i = 0; i < m; ++i) w.u_out[i] = X_new * c.s[i] * Ax[i];
     double kd_max = 0.0;
     for (std::size_t i = 0; i < m; ++i) {
         const bool act = c.s[i] > 0;
@@ -720,7 +957,8 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
         double fail = o.p[i];
         const double spread = w.A[i] * (1.0 + 10.0 * std::sqrt(w.cv2w[i]));
         const double k_late = spread > 0 ? c.budget / spread - 1.0 : kInf;
-        bool check = c.s[i] > 0 && c.finite_to && k_late < w.k_drop[i];
+        // a collapsed worker's timeouts are in its residence (_step)
+        bool check = c.s[i] > 0 && c.finite_to && k_late < w.k_drop[i] && !w.is_collapsed[i];
         if (check)
             check = t.at(w.logd[i], std::min(std::max(k_late, 0.0), static_cast<double>(kmax) + 1.0)) >
                     ip.late_eps;
@@ -737,6 +975,12 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
             }
         }
         o.wait_extra[i] = c.finite_to ? fail / (1.0 - fail) * c.period : 0.0;
+        if (w.is_collapsed[i]) {
+            o.p[i] = p_collapsed;
+            o.dup[i] = w.late[i] * (1.0 - p_collapsed);
+            o.util[i] = 1.0;
+            o.wait_extra[i] = 0.0;
+        }
         implied += c.weight(i) * (c.s[i] * o.wait_extra[i]);
     }
     o.implied = implied;

@@ -1,8 +1,8 @@
 // The analytic solver's solve of one rack, compiled: the timeout-delay search
 // around the damped fixed point (model/solvers/analytic.py: _solve_states_numpy,
 // _iterate and _step are the reference and hold the equations; model/rack/*
-// hold each mechanism's mean-value form). Every rack without a collapsed
-// worker; racks with one stay with the numpy reference.
+// hold each mechanism's mean-value form). Racks with collapsed workers too
+// (the collapse chain's states: _collapsed).
 // No Python headers here: bindings.cpp wraps it.
 #pragma once
 #include <array>
@@ -54,6 +54,10 @@ struct RackConst {
     // rack whose largest share is s_cap[i]; nullptr: each worker is itself
     const double* mult = nullptr;
     const double* s_cap = nullptr;
+    // the workers on the collapsed branch (_State.collapsed), in the chain's
+    // order; none: n_collapsed = 0
+    const long* collapsed = nullptr;
+    std::size_t n_collapsed = 0;
     double weight(std::size_t i) const { return mult ? mult[i] : 1.0; }
     double share_cap(std::size_t i) const { return s_cap ? s_cap[i] : s[i]; }
 };

@@ -282,9 +282,10 @@ def test_warm_start_reaches_the_same_fixed_point_in_fewer_steps(regime_profile):
 def test_a_sigma_point_of_a_collapsing_rack_runs_its_chain_from_its_centres_states(regime_profile):
     """With a 5 ms timeout a worker has two stable states and the answer is the
     collapse chain's mixture. A sigma point runs its own chain (its weights
-    follow its profile: here 15 % above the centre), each state started from
-    the centre's same state: the cold answer within the fixed point's
-    tolerance, in fewer steps."""
+    follow its profile: here 15 % above the centre), each collapsed state
+    started from the centre's same state and its healthy state cold (near
+    the collapse it has more than one fixed point): the cold answer within
+    the fixed point's tolerance, in fewer steps."""
     from model.intervals import sigma_profiles
     from model.solvers import predict_many
     sc = Scenario.default().updated({"clients.timeout_ms": 5.0})
@@ -299,7 +300,7 @@ def test_a_sigma_point_of_a_collapsing_rack_runs_its_chain_from_its_centres_stat
     assert [s.wait_us for s in warm[1].servers] == \
         pytest.approx([s.wait_us for s in cold[1].servers], rel=1e-3)
     assert len(warm[1].details["collapsed_workers"]) == len(cold[1].details["collapsed_workers"])
-    assert warm[1].details["iterations"] < 0.8 * cold[1].details["iterations"]   # 110 vs 151
+    assert warm[1].details["iterations"] < cold[1].details["iterations"]   # 95 vs 115
 
 
 # ---------------------------------------------------------------- the collapse chain
