@@ -273,6 +273,8 @@ _TARGETS: list = []
 def _init_worker(targets) -> None:
     global _TARGETS
     _TARGETS = targets
+    from model.solvers import rack_step
+    rack_step.THREADS = 1                # the processes share the cores already
 
 
 def _chunk_residuals(args) -> list:

@@ -139,6 +139,9 @@ def _quiet_worker() -> None:
     # and stops the workers; they must not print tracebacks of their own
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the processes share the cores already: one solve thread each
+    from model.solvers import rack_step
+    rack_step.THREADS = 1
 
 
 def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[list[int]],

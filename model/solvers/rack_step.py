@@ -19,6 +19,7 @@ whole rack). Without the extension every rack goes to the numpy reference.
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 
@@ -36,6 +37,17 @@ USE_COMPILED = True
 #: worker in tests/model/test_worker_classes.py (docs/model.md).
 LUMP_TOL = 0.005
 LUMP_MIN = 1024
+#: threads that share a batch's racks (the compiled solve releases the GIL and
+#: each rack is solved on its own, so the answer does not depend on it): the
+#: cores this process may use, or KVPERF_SOLVE_THREADS. Worker processes
+#: that already split a plan across the cores set it to 1.
+def _cores() -> int:
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+THREADS = int(os.environ.get("KVPERF_SOLVE_THREADS") or 0) or _cores()
 #: the flush-cycle fields, in the order the compiled solve returns them
 CYC_FIELDS = tuple(lsm_mech.FlushCycles.__dataclass_fields__)
 
@@ -88,6 +100,24 @@ def constants(b) -> dict:
     return out
 
 
+def _run(consts: dict, state: dict, racks: np.ndarray, d0: np.ndarray, params: dict) -> None:
+    """The compiled solve of ``racks`` over :data:`THREADS` threads. Each call
+    writes only its own racks' rows, so the threads share the arrays; a
+    rack's cost is not known beforehand (a collapse chain's state can take
+    twenty times the steps of its neighbour), so the racks go out in small
+    interleaved slices, taken by whichever thread is free."""
+    threads = min(max(int(THREADS), 1), len(racks))
+    if threads <= 1:
+        _solve_racks(consts, state, racks, d0, params)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+    n = min(len(racks), 4 * threads)
+    parts = [(np.ascontiguousarray(racks[k::n]), np.ascontiguousarray(d0[k::n])) for k in range(n)]
+    with ThreadPoolExecutor(threads) as ex:
+        for f in [ex.submit(_solve_racks, consts, state, r, d, params) for r, d in parts]:
+            f.result()                                 # a solve's error is raised here
+
+
 def _collapsed_array(collapsed, R: int, M: int) -> np.ndarray:
     """Each rack's collapsed workers (``_State.collapsed``) as a row of R x M,
     in the chain's order, -1 after them."""
@@ -118,7 +148,7 @@ def solve(b, st, D0, racks: np.ndarray, params: dict) -> None:
                  iterations=np.zeros(R, dtype=np.int64), converged=np.zeros(R, dtype=np.uint8),
                  collapsed=_collapsed_array(st.collapsed, R, M))
     d0 = np.full(len(racks), np.nan) if D0 is None else np.asarray(D0, dtype=float)[racks]
-    _solve_racks(constants(b), state, racks, np.ascontiguousarray(d0), params)
+    _run(constants(b), state, racks, np.ascontiguousarray(d0), params)
     # back into the batch state, rows ``racks`` only
     for name in ("X", "util", "p_drop", "dup", "writes", "implied", "delay"):
         getattr(st, name)[racks] = state[name][racks]

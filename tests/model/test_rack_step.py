@@ -306,6 +306,32 @@ def test_a_nan_in_the_state_raises_instead_of_reading_out_of_bounds(profile):
         analytic._solve_states(b, st)
 
 
+def test_threads_share_a_batch_without_changing_its_answer(profile, monkeypatch):
+    """rack_step.THREADS splits a batch's racks over threads (the compiled
+    solve releases the GIL; each rack is its own): the same bits as one
+    thread, for a batch of healthy racks, collapse chains and sigma points;
+    and a solve's error still reaches the caller."""
+    from model.intervals import sigma_profiles
+    points, _ = sigma_profiles(profile)
+    scs = [Scenario.default().updated(c) for c in
+           ({}, {"clients.timeout_ms": 1.0}, {"servers.count": 4}, {"clients.timeout_ms": 5.0})]
+    specs = [compile_rack(sc, p) for sc in scs for p in (profile, *points[:3])]
+    warm = [None if j % 4 == 0 else j - j % 4 for j in range(len(specs))]
+    out = {}
+    for threads in (1, 2):
+        monkeypatch.setattr(rack_step, "THREADS", threads)
+        out[threads] = analytic.solve_many(specs, warm_from=warm)
+    for a, b in zip(out[1], out[2], strict=True):
+        assert a.throughput_mops == b.throughput_mops
+        assert a.details["iterations"] == b.details["iterations"]
+        assert [s.wait_us for s in a.servers] == [s.wait_us for s in b.servers]
+    b = analytic._Batch.of([compile_rack(sc, profile) for sc in scs])
+    st = analytic._initial(b)
+    st.dup[2] = np.nan
+    with pytest.raises(ValueError, match="queue length is NaN"):
+        analytic._solve_states(b, st)
+
+
 def test_a_worker_holding_every_client_stays_within_its_capacity(profile, monkeypatch):
     """Reiser's residual term (a service less variable than exponential,
     C < 0) lets the recursion's throughput overshoot the busiest worker's
