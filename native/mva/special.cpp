@@ -57,8 +57,8 @@ double log_prefactor(double a, double x) {
     return a * std::log(x) - x - std::lgamma(a);
 }
 
-// P(a, x) by its series, x < a + 1; lp = log_prefactor(a, x)
-double series_p(double a, double x, double lp) {
+// P(a, x) by its series, x < a + 1; f = exp(log_prefactor(a, x))
+double series_p(double a, double x, double f) {
     double term = 1.0 / a, sum = term, ap = a;
     for (int n = 0; n < 100000; ++n) {
         ap += 1.0;
@@ -66,11 +66,11 @@ double series_p(double a, double x, double lp) {
         sum += term;
         if (term <= sum * kEps) break;
     }
-    return sum * std::exp(lp);
+    return sum * f;
 }
 
-// Q(a, x) by Lentz's continued fraction, x >= a + 1; lp = log_prefactor(a, x)
-double fraction_q(double a, double x, double lp) {
+// Q(a, x) by Lentz's continued fraction, x >= a + 1; f = exp(log_prefactor(a, x))
+double fraction_q(double a, double x, double f) {
     double b = x + 1.0 - a, c = 1.0 / kTiny, d = 1.0 / b, h = d;
     for (int i = 1; i < 100000; ++i) {
         const double an = -i * (i - a);
@@ -84,7 +84,7 @@ double fraction_q(double a, double x, double lp) {
         h *= del;
         if (std::abs(del - 1.0) <= kEps) break;
     }
-    return std::exp(lp) * h;
+    return f * h;
 }
 
 // Temme's uniform asymptotic expansion, two terms (DLMF 8.12.3, 8.12.8)
@@ -116,19 +116,20 @@ double gamma_q(double a, double x) {
     // Far in either tail the answer is known before any series is summed (the
     // late-reply sums ask mostly there: each timer meets every queue-length
     // bin, and only the bins whose wait is near the timer matter):
-    // * x >= a + 1: Q <= x^(a-1) e^-x / Gamma(a) x / (x - a + 1) <= e^lp / 2
-    //   (the continued fraction's first convergent bounds it), so lp < -69
-    //   leaves Q below 5e-31: 0, an absolute error no sum can see;
-    // * x < a + 1: P <= e^lp / (a (1 - x / (a + 1))) (the series' terms fall
+    // with f = x^a e^-x / Gamma(a), the factor both sums need anyway:
+    // * x >= a + 1: Q <= f / (x - a + 1) <= f / 2 (the continued fraction's
+    //   first convergent bounds it), so f < 1e-30 leaves Q below 5e-31: 0,
+    //   an absolute error no sum can see;
+    // * x < a + 1: P <= f (a + 1) / (a (a + 1 - x)) (the series' terms fall
     //   at least geometrically), and below 1e-17 the difference 1 - P rounds
     //   to 1 exactly: the same double as summing it.
-    const double lp = log_prefactor(a, x);
+    const double f = std::exp(log_prefactor(a, x));
     if (x < a + 1.0) {
-        if (lp - std::log(a * (1.0 - x / (a + 1.0))) < -39.2) return 1.0;   // e^-39.2 < 1e-17
-        return 1.0 - series_p(a, x, lp);
+        if (f * (a + 1.0) < 1e-17 * a * (a + 1.0 - x)) return 1.0;
+        return 1.0 - series_p(a, x, f);
     }
-    if (lp < -69.0) return 0.0;
-    return fraction_q(a, x, lp);
+    if (f < 1e-30) return 0.0;
+    return fraction_q(a, x, f);
 }
 
 }  // namespace mva
