@@ -110,12 +110,19 @@ def _run(consts: dict, state: dict, racks: np.ndarray, d0: np.ndarray, params: d
     if threads <= 1:
         _solve_racks(consts, state, racks, d0, params)
         return
-    from concurrent.futures import ThreadPoolExecutor
     n = min(len(racks), 4 * threads)
     parts = [(np.ascontiguousarray(racks[k::n]), np.ascontiguousarray(d0[k::n])) for k in range(n)]
-    with ThreadPoolExecutor(threads) as ex:
-        for f in [ex.submit(_solve_racks, consts, state, r, d, params) for r, d in parts]:
-            f.result()                                 # a solve's error is raised here
+    ex = _pool(threads)
+    for f in [ex.submit(_solve_racks, consts, state, r, d, params) for r, d in parts]:
+        f.result()                                     # a solve's error is raised here
+
+
+@functools.lru_cache(maxsize=4)
+def _pool(threads: int):
+    """One pool per thread count, kept for the process: its threads (and the
+    compiled solve's per-thread buffers) are made once."""
+    from concurrent.futures import ThreadPoolExecutor
+    return ThreadPoolExecutor(threads, thread_name_prefix="rack-solve")
 
 
 def _collapsed_array(collapsed, R: int, M: int) -> np.ndarray:
