@@ -125,6 +125,11 @@ def _pool(threads: int):
     return ThreadPoolExecutor(threads, thread_name_prefix="rack-solve")
 
 
+if hasattr(os, "register_at_fork"):
+    # a forked child has the pool object but not its threads: it makes its own
+    os.register_at_fork(after_in_child=_pool.cache_clear)
+
+
 def _collapsed_array(collapsed, R: int, M: int) -> np.ndarray:
     """Each rack's collapsed workers (``_State.collapsed``) as a row of R x M,
     in the chain's order, -1 after them."""

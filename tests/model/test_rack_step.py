@@ -18,6 +18,8 @@ rounding (a numpy version, the CPU's exp)."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 from scipy.special import gammaincc
@@ -330,6 +332,29 @@ def test_threads_share_a_batch_without_changing_its_answer(profile, monkeypatch)
     st.dup[2] = np.nan
     with pytest.raises(ValueError, match="queue length is NaN"):
         analytic._solve_states(b, st)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_solves_on_threads_of_its_own(profile, monkeypatch):
+    """The solve threads' pool is kept for the process; a child forked after
+    it was used (a plan's worker processes) has the pool object but not its
+    threads, and must not wait on them forever."""
+    import signal
+    monkeypatch.setattr(rack_step, "THREADS", 2)
+    specs = [compile_rack(Scenario.default().updated({"servers.count": n}), profile)
+             for n in (4, 8, 16)]
+    before = [p.throughput_mops for p in analytic.solve_many(specs)]
+    pid = os.fork()
+    if pid == 0:                                     # the child: never back into pytest
+        code = 1
+        try:
+            signal.alarm(60)
+            after = [p.throughput_mops for p in analytic.solve_many(specs)]
+            code = 0 if after == before else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
 
 
 def test_a_worker_holding_every_client_stays_within_its_capacity(profile, monkeypatch):
