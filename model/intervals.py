@@ -186,7 +186,11 @@ def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_ma
         profs = [p for p in profiles for _ in block]
         warm = None if k == 1 else \
             [None if j < len(block) else j % len(block) for j in range(len(scs))]
-        preds = predict_many(scs, profs, warm_from=warm)
+        # the racks of this block as they finish (a collapse chain's rack can
+        # take a minute); without a progress hook, predict_many is called plain
+        kw = {} if progress is None else \
+            {"progress": lambda d, t, base=done: progress(base + d, n * k)}
+        preds = predict_many(scs, profs, warm_from=warm, **kw)
         for j, pred in enumerate(preds):
             out[j // len(block)][block[j % len(block)]] = pred
         for i in block:

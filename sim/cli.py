@@ -6,7 +6,8 @@ Bad input (scenario keys, --set values, profiles, runs CSVs) prints one
 message naming the file, line and field, and exits with code 2. Long work
 (``simulate``, ``predict --engine sim``, ``predict --runs``) shows progress
 and stops on Ctrl-C with exit code 130, its output marked partial
-(:mod:`sim.progress`).
+(:mod:`sim.progress`); ``predict`` of one rack shows its racks solved (the
+centre and sigma points of its interval) when that takes a while.
 """
 
 from __future__ import annotations
@@ -169,7 +170,15 @@ def _predict(args) -> int:
                         progress=wanted(args.progress, json=args.json))
     elif args.intervals:
         from model.intervals import predict_with_intervals
-        ip = predict_with_intervals([sc], profile)[0]
+        from .progress import bar
+        # the centre and every sigma point: seconds to a minute where workers
+        # can collapse (a short timeout), each with its own chain of states
+        with bar(1, "predicting (centre and sigma points)", "rack",
+                 wanted(args.progress, json=args.json)) as b:
+            def moved(done: int, total: int) -> None:
+                b.total, b.n = total, done
+                b.refresh()
+            ip = predict_with_intervals([sc], profile, progress=moved)[0]
         pred = ip.prediction
         if ip.mops_lo is not None:
             pred.details["throughput_interval"] = {"lo_mops": ip.mops_lo, "hi_mops": ip.mops_hi,

@@ -1,7 +1,8 @@
 """Progress of long work on stderr, and how an interrupted command says it stopped.
 
 One policy for every long command (``simulate``, ``python -m sim.facts``,
-``predict --runs``, ``calibrate run``, ``calibrate validate --cv``):
+``predict --runs``, ``predict`` of one rack with its interval, ``calibrate
+run``, ``calibrate validate --cv``):
 
 * a progress bar (count/total, rate and ETA, by :mod:`tqdm`) goes to stderr
   when stderr is a terminal; ``--progress`` forces it (into a log, say) and

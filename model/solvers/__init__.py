@@ -24,12 +24,13 @@ def predict(scenario, profile):
     return AnalyticSolver().solve(compile_rack(scenario, profile))
 
 
-def predict_many(scenarios, profile, warm_from=None):
+def predict_many(scenarios, profile, warm_from=None, progress=None):
     """The analytic predictions of many scenarios under one profile, solved as one batch.
 
     ``profile`` may also be a sequence of profiles, one per scenario (a fit's
     finite differences solve one row under many profiles at once).
-    ``warm_from[i] = j`` starts scenario i from scenario j's solution
+    ``warm_from[i] = j`` starts scenario i from scenario j's solution;
+    ``progress(done, total)`` hears of racks finished
     (:func:`model.solvers.analytic.solve_many`)."""
     from ..rack import compile_rack
     from .analytic import solve_many
@@ -38,4 +39,4 @@ def predict_many(scenarios, profile, warm_from=None):
     if len(profiles) != len(scenarios):
         raise ValueError("one profile per scenario, or one profile for all")
     return solve_many([compile_rack(s, p) for s, p in zip(scenarios, profiles)],
-                      warm_from=warm_from)
+                      warm_from=warm_from, progress=progress)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -1153,7 +1153,8 @@ def solve(spec: RackSpec, collapsed: tuple[int, ...] | None = None) -> Predictio
 
 
 def solve_many(specs: Sequence[RackSpec], collapsed=None,
-               warm_from: Sequence[int | None] | None = None) -> list[Prediction]:
+               warm_from: Sequence[int | None] | None = None,
+               progress: Callable[[int, int], None] | None = None) -> list[Prediction]:
     """The analytic predictions of many racks, solved as one batch.
 
     First every worker of every rack is solved healthy; racks whose timeout is
@@ -1166,7 +1167,11 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None,
     (:mod:`model.intervals`). The fixed point is the same; only the path to it
     is shorter. A rack whose leader did not settle is not solved: its entry
     is ``None``. A leader with a collapse chain passes its chain on
-    (:func:`_solve_warm`)."""
+    (:func:`_solve_warm`).
+
+    ``progress(done, total)`` hears of racks finished (a rack whose workers
+    can collapse takes one chain of states, seconds to a minute on a wide
+    rack with a short timeout)."""
     specs = list(specs)
     if warm_from is not None and len(warm_from) != len(specs):
         raise ValueError("warm_from: one entry per rack")
@@ -1178,19 +1183,25 @@ def solve_many(specs: Sequence[RackSpec], collapsed=None,
         where = {r: k for k, r in enumerate(live)}
         warm_live = None if warm_from is None else \
             [where.get(warm_from[r]) if warm_from[r] is not None else None for r in live]
+        moved = None if progress is None else \
+            (lambda done, total: progress(done + len(stuck), len(specs)))
         solved = dict(zip(live, solve_many([specs[r] for r in live],
                                            None if collapsed is None else
-                                           [collapsed[r] for r in live], warm_live)))
+                                           [collapsed[r] for r in live], warm_live, moved)))
         return [solved[r] if r in solved else no_goodput(specs[r], "analytic", stuck[r])
                 for r in range(len(specs))]
     if not specs:
         return []
     b = _Batch.of(specs)
+    tell = progress or (lambda done, total: None)
     if warm_from is None or all(w is None for w in warm_from):
         st = _solve_states(b, _initial(b, collapsed))
-        mixtures = [_mixture(b, st, r, collapsed) for r in range(b.R)]
+        mixtures = []
+        for r in range(b.R):
+            mixtures.append(_mixture(b, st, r, collapsed))
+            tell(r + 1, b.R)
     else:
-        mixtures = _solve_warm(b, collapsed, list(warm_from))
+        mixtures = _solve_warm(b, collapsed, list(warm_from), tell)
     return [None if m is None else _outputs(spec, *m) for spec, m in zip(specs, mixtures)]
 
 
@@ -1208,7 +1219,8 @@ def _mixture(b: _Batch, st: _State, r: int, collapsed,
     return [(1.0, one)], int(one.iterations[0])
 
 
-def _solve_warm(b: _Batch, collapsed, warm_from: list) -> list:
+def _solve_warm(b: _Batch, collapsed, warm_from: list,
+                tell: Callable[[int, int], None] = lambda done, total: None) -> list:
     """The mixtures (:func:`_mixture`) of a batch whose racks ``warm_from[r] = j``
     start from rack j's solution: the leaders (``None``) are solved first,
     cold, then the others from their leader's load, losses, flush state and
@@ -1232,11 +1244,14 @@ def _solve_warm(b: _Batch, collapsed, warm_from: list) -> list:
     st1 = _solve_states(b1, _initial(b1, lead_cs))
     out: list = [None] * R
     chains: dict[int, dict[int, _State]] = {}      # leader -> its chain's states
+    done = 0
     for j, r in enumerate(lead):
         states: dict[int, _State] = {}
         out[r] = _mixture(b1, st1, j, lead_cs, states)
         if states:                                  # its chain ran (state 0 at least)
             chains[int(r)] = states
+        done += 1
+        tell(done, R)
     row_of = {int(r): j for j, r in enumerate(lead)}
     # A leader that did not settle has no followers (None): a sigma point
     # around a point that is not a fixed point means nothing, and each would
@@ -1278,6 +1293,8 @@ def _solve_warm(b: _Batch, collapsed, warm_from: list) -> list:
     for r, have in warm.items():
         st0 = have.pop(0) if 0 in have else chains[warm_from[r]][0]
         out[r] = _collapse_mixture(b.rows(np.array([r])), st0, have)
+        done += 1
+        tell(done, R)
     plain = np.array([r for r in rest if out[r] is None], dtype=np.int64)
     if len(plain):
         b2 = b.rows(plain)
@@ -1287,6 +1304,9 @@ def _solve_warm(b: _Batch, collapsed, warm_from: list) -> list:
         st2 = _solve_states(b2, st2, st1.delay[src])
         for n, r in enumerate(plain):
             out[r] = _mixture(b2, st2, n, None if collapsed is None else [cs[r] for r in plain])
+            done += 1
+            tell(done, R)
+    tell(R, R)                  # the followers of an unsettled leader are not solved
     return out
 
 

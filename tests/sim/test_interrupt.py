@@ -386,3 +386,41 @@ def test_batch_worker_killed_is_a_clear_error_not_a_traceback(tmp_path, monkeypa
     assert "Traceback" not in msg
     assert _csv(out) == []                       # the header only: no row was finished
     assert out.read_text().splitlines()[0].endswith("partial")
+
+
+def test_one_prediction_with_its_interval_shows_its_racks(capsys):
+    """``predict`` solves the centre and every sigma point (seconds to a
+    minute where workers can collapse): with --progress a bar counts those
+    racks on stderr up to all of them; the answer on stdout is the same as
+    without it."""
+    from model.intervals import sigma_profiles
+    from model.profile import Profile
+    racks = 1 + len(sigma_profiles(Profile.load("tofino-testbed"))[0])
+    args = ["predict", "--set", "clients.timeout_ms=5", "--json"]
+    assert cli.main(args + ["--progress"]) == 0
+    out, err = capsys.readouterr()
+    counts = [int(a) for a, b in re.findall(r"(\d+)/(\d+) \[", err) if int(b) == racks]
+    assert counts and counts[-1] == racks and counts == sorted(counts)
+    assert cli.main(args) == 0                     # --json: no bar unless asked
+    out2, err2 = capsys.readouterr()
+    assert out2 == out and "rack" not in err2
+
+
+def test_solve_many_reports_racks_as_they_finish():
+    """solve_many's progress hook: every rack once, in order, to the total,
+    on the cold path and warm from a leader (a collapse chain's followers)."""
+    from model.intervals import sigma_profiles
+    from model.profile import Profile
+    from model.rack import compile_rack
+    from model.scenario import Scenario
+    from model.solvers import analytic
+    prof = Profile.load("tofino-testbed")
+    sc = Scenario.default().updated({"clients.timeout_ms": 5.0})
+    profs = [prof, *sigma_profiles(prof)[0][:3]]
+    specs = [compile_rack(sc, p) for p in profs]
+    for warm in (None, [None, 0, 0, 0]):
+        seen = []
+        analytic.solve_many(specs, warm_from=warm, progress=lambda d, t: seen.append((d, t)))
+        assert seen[-1] == (4, 4)
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+        assert {t for _, t in seen} == {4}
