@@ -37,17 +37,36 @@ USE_COMPILED = True
 #: worker in tests/model/test_worker_classes.py (docs/model.md).
 LUMP_TOL = 0.005
 LUMP_MIN = 1024
-#: threads that share a batch's racks (the compiled solve releases the GIL and
-#: each rack is solved on its own, so the answer does not depend on it): the
-#: cores this process may use, or KVPERF_SOLVE_THREADS. Worker processes
-#: that already split a plan across the cores set it to 1.
+
+
 def _cores() -> int:
+    """The cores this process may use."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
 
 
-THREADS = int(os.environ.get("KVPERF_SOLVE_THREADS") or 0) or _cores()
+#: threads that share a batch's racks (the compiled solve releases the GIL and
+#: each rack is solved on its own, so the answer does not depend on it): the
+#: cores this process may use, or KVPERF_SOLVE_THREADS. Worker processes
+#: that already split a plan across the cores set it to 1.
+def _threads_wanted() -> int:
+    text = os.environ.get("KVPERF_SOLVE_THREADS", "").strip()
+    if not text:
+        return _cores()
+    try:
+        n = int(text)
+        if n >= 1:
+            return n
+    except ValueError:
+        pass
+    import sys
+    print(f"KVPERF_SOLVE_THREADS={text!r} is not a whole number of threads >= 1: "
+          f"using {_cores()} (the cores this process may use)", file=sys.stderr)
+    return _cores()
+
+
+THREADS = _threads_wanted()
 #: the flush-cycle fields, in the order the compiled solve returns them
 CYC_FIELDS = tuple(lsm_mech.FlushCycles.__dataclass_fields__)
 

@@ -382,3 +382,22 @@ def test_a_worker_holding_every_client_stays_within_its_capacity(profile, monkey
     S = top.process_us + spec.service.recv_floor_us + spec.service.gap_us
     assert fast.throughput_mops * top.share * S <= 1.0 + 1e-9
     assert not violations(fast, spec)
+
+
+@pytest.mark.parametrize("value, threads, warned", [("3", 3, False), ("abc", None, True),
+                                                    ("0", None, True), ("", None, False)])
+def test_solve_threads_from_the_environment(value, threads, warned):
+    """KVPERF_SOLVE_THREADS sets the solve threads; anything but a whole number
+    >= 1 says so on stderr and falls back to the cores, never a traceback."""
+    import subprocess
+    import sys
+    env = dict(os.environ, KVPERF_SOLVE_THREADS=value)
+    out = subprocess.run([sys.executable, "-c",
+                          "from model.solvers import rack_step; print(rack_step.THREADS, "
+                          "rack_step._cores())"],
+                         env=env, capture_output=True, text=True, timeout=120,
+                         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    assert out.returncode == 0, out.stderr
+    got, cores = (int(x) for x in out.stdout.split())
+    assert got == (threads if threads is not None else cores)
+    assert ("KVPERF_SOLVE_THREADS" in out.stderr) == warned
