@@ -16,9 +16,7 @@ with its own chain), as ``python -m sim predict`` runs it.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -28,6 +26,8 @@ from model.profile import Profile  # noqa: E402
 from model.rack import compile_rack  # noqa: E402
 from model.scenario import Scenario  # noqa: E402
 from model.solvers import analytic, rack_step  # noqa: E402
+
+from bench_mva import median_of  # noqa: E402  (this folder: the same medians)
 
 RACKS = [
     ("16 servers, 1 ms timeout", {"clients.timeout_ms": 1.0}),
@@ -41,12 +41,7 @@ def timed(fn, compiled: bool, repeat: int):
     saved = rack_step.USE_COMPILED
     rack_step.USE_COMPILED = compiled
     try:
-        times, out = [], None
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            out = fn()
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times), out
+        return median_of(fn, repeat)
     finally:
         rack_step.USE_COMPILED = saved
 

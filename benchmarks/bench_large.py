@@ -19,9 +19,7 @@ stations, shares and mean service, ``mva_core.approximate_batch``).
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +31,8 @@ from model.rack import compile_rack  # noqa: E402
 from model.scenario import Scenario  # noqa: E402
 from model.solvers import analytic, mva_core, rack_step  # noqa: E402
 
+from bench_mva import median_of  # noqa: E402  (this folder: the same medians)
+
 RACKS = [(16, 65_536), (128, 131_072), (694, 217_962)]
 
 
@@ -40,12 +40,7 @@ def timed(spec, exact: bool, repeat: int) -> tuple[float, float]:
     saved = mva_core.N_EXACT
     mva_core.N_EXACT = 10 ** 12 if exact else saved
     try:
-        times, x = [], 0.0
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            x = analytic.solve(spec).throughput_mops
-            times.append(time.perf_counter() - t0)
-        return statistics.median(times), x
+        return median_of(lambda: analytic.solve(spec).throughput_mops, repeat)
     finally:
         mva_core.N_EXACT = saved
 
@@ -72,13 +67,8 @@ def main() -> None:
         saved = rack_step.LUMP_TOL
         rack_step.LUMP_TOL = lump_tol
         try:
-            pred = analytic.solve(spec)                     # warm
-            times = []
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                pred = analytic.solve(spec)
-                times.append(time.perf_counter() - t0)
-            return statistics.median(times), pred
+            analytic.solve(spec)                            # warm
+            return median_of(lambda: analytic.solve(spec), repeat)
         finally:
             rack_step.LUMP_TOL = saved
 
@@ -87,12 +77,9 @@ def main() -> None:
     v = np.asarray(spec.placement.shares, dtype=float)[None, :]
     S = np.full_like(v, float(np.mean(analytic.svc_mech.run_average_cost(spec.service))))
     z = np.zeros_like(v)
-    base = []
-    for _ in range(max(args.repeat, 5)):
-        t0 = time.perf_counter()
-        mva_core.approximate_batch(v, S, S, z, z, z, np.array([30.0]), np.array([65_536]))
-        base.append(time.perf_counter() - t0)
-    one = statistics.median(base)
+    one, _ = median_of(lambda: mva_core.approximate_batch(v, S, S, z, z, z, np.array([30.0]),
+                                                         np.array([65_536])),
+                       max(args.repeat, 5))
     print(f"4,096 workers, 65,536 clients ({pred.details['iterations']} steps; target 10 ms warm):")
     print(f"  warm prediction, worker classes (shipped, LUMP_TOL {rack_step.LUMP_TOL}): "
           f"{fast * 1e3:.2f} ms, {pred.throughput_mops:.5f} MOPS, {pred.pktloss:,.0f} lost packets")
