@@ -274,7 +274,7 @@ def _init_worker(targets) -> None:
     global _TARGETS
     _TARGETS = targets
     from model.solvers import rack_step
-    rack_step.THREADS = 1                # the processes share the cores already
+    rack_step.one_thread()               # the processes share the cores already
 
 
 def _chunk_residuals(args) -> list:

@@ -376,13 +376,6 @@ def _line(r: Mapping[str, Any]) -> int | None:
         return None
 
 
-def _one_solve_thread() -> None:
-    """A pool worker's initializer: the processes share the cores already, so
-    each solves its batches on one thread (rack_step.THREADS)."""
-    from model.solvers import rack_step
-    rack_step.THREADS = 1
-
-
 class _Pool:
     """A process pool kept for the whole fit (or nothing, for serial evaluation)."""
 
@@ -390,7 +383,8 @@ class _Pool:
         self.pool = None
         if n_jobs is not None and n_jobs > 1:
             from concurrent.futures import ProcessPoolExecutor
-            self.pool = ProcessPoolExecutor(max_workers=n_jobs, initializer=_one_solve_thread)
+            from model.solvers import rack_step
+            self.pool = ProcessPoolExecutor(max_workers=n_jobs, initializer=rack_step.one_thread)
 
     def map(self, fn, items):
         if self.pool is None:

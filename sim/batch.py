@@ -141,7 +141,7 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # the processes share the cores already: one solve thread each
     from model.solvers import rack_step
-    rack_step.THREADS = 1
+    rack_step.one_thread()
 
 
 def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[list[int]],

@@ -881,17 +881,9 @@ def _solve_states(b: _Batch, st: _State, D0: np.ndarray | None = None) -> _State
     extension built every rack is solved compiled (:mod:`model.solvers.rack_step`:
     the same equations and search per rack, collapsed workers included);
     the numpy reference solves them where it is not, or when the tests ask."""
-    fast = rack_step.eligible(b, st)
-    if not fast.any():
+    if not rack_step.enabled():
         return _solve_states_numpy(b, st, D0)
-    rack_step.solve(b, st, D0, np.nonzero(fast)[0], _compiled_params())
-    slow = np.nonzero(~fast)[0]
-    if len(slow):
-        sub = b.rows(slow)
-        res = _solve_states_numpy(sub, _subset(st, slow, b),
-                                  None if D0 is None else np.asarray(D0, dtype=float)[slow])
-        _scatter(st, slow, res, b)
-        st.iterations[slow] = res.iterations
+    rack_step.solve(b, st, D0, np.arange(b.R), _compiled_params())
     return st
 
 
@@ -1278,8 +1270,7 @@ def _solve_warm(b: _Batch, collapsed, warm_from: list,
                        dtype=np.int64)
     if len(healthy):
         b0 = b.rows(healthy)
-        st0 = _solve_states(b0, _initial(b0, None if collapsed is None else
-                                          [cs[r] for r in healthy]))
+        st0 = _solve_states(b0, _initial(b0))       # chains run only where none is forced
         for n, r in enumerate(healthy):
             warm[int(r)][0] = _row(st0, n, b0)
     if jobs:

@@ -76,13 +76,18 @@ def _fields() -> tuple[str, ...]:
     return tuple(mva_core._compiled.rack_fields())
 
 
-def eligible(b, st) -> np.ndarray:
-    """Racks of the batch ``b`` (state ``st``) that the compiled solve can run:
-    every rack, collapsed workers included, when the extension is built and
-    ``USE_COMPILED`` (the tests turn it off to run the numpy reference)."""
-    if _solve_racks is None or not USE_COMPILED:
-        return np.zeros(b.R, dtype=bool)
-    return np.ones(b.R, dtype=bool)
+def enabled() -> bool:
+    """Whether racks are solved compiled: every rack, collapsed workers
+    included, when the extension is built and ``USE_COMPILED`` (the tests
+    turn it off to run the numpy reference)."""
+    return _solve_racks is not None and USE_COMPILED
+
+
+def one_thread() -> None:
+    """A worker process's initializer where the processes share the cores
+    already (a plan's or a fit's pool): one solve thread each."""
+    global THREADS
+    THREADS = 1
 
 
 def constants(b) -> dict:

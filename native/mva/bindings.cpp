@@ -222,16 +222,15 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
         for (std::size_t j = 0; j < P; ++j) {
             const std::size_t r = static_cast<std::size_t>(racks.data()[j]);
             const std::size_t o = r * M;
-            const mva::RackConst c = mva::rack_const(rk.data() + r * mva::kRackFields, mach_per,
+            mva::RackConst c = mva::rack_const(rk.data() + r * mva::kRackFields, mach_per,
                                                      s.data() + o, wf.data() + o, ev.data() + o,
                                                      cost.data() + o, runm.data() + o, mach.data() + o);
             const std::size_t m = c.m;
             const long* cs = collapsed.data() + o;
             std::size_t n_cs = 0;
             while (n_cs < M && cs[n_cs] >= 0) ++n_cs;
-            mva::RackConst cc = c;
-            cc.collapsed = n_cs ? cs : nullptr;
-            cc.n_collapsed = n_cs;
+            c.collapsed = n_cs ? cs : nullptr;
+            c.n_collapsed = n_cs;
             snap.size(m, mach_per, c.N);
             const auto sv = snap.workers();            // in the order of worker_keys
             for (std::size_t k = 0; k < wp.size(); ++k) std::copy(wp[k] + o, wp[k] + o + m, sv[k]->begin());
@@ -239,7 +238,7 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
             snap.implied = implied.data()[r];
             snap.delay = delay.data()[r];
             std::copy(bg.data() + r * mach_per, bg.data() + (r + 1) * mach_per, snap.bg.begin());
-            mva::solve_rack_classes(cc, snap, D0.data()[j], ip);
+            mva::solve_rack_classes(c, snap, D0.data()[j], ip);
             // the padding workers as the reference leaves them: no load, no loss
             for (std::size_t k = 0; k < wp.size(); ++k) {
                 std::copy(sv[k]->begin(), sv[k]->end(), wp[k] + o);

@@ -121,7 +121,7 @@ def test_random_valid_scenarios_solve_as_the_reference(profile, monkeypatch):
         sc = scenario_from_unit(rng.random(DIMENSIONS), FAST)
         spec = compile_rack(sc, profile)
         b = analytic._Batch.of([spec])
-        compiled += bool(rack_step.eligible(b, analytic._initial(b))[0])
+        compiled += rack_step.enabled()
         fast, ref = _both(spec, monkeypatch)
         if ref.details["converged"]:
             assert_same(fast, ref, rel=1e-7)
@@ -167,14 +167,19 @@ def test_a_warm_start_from_a_neighbours_root_is_the_reference(profile, monkeypat
         assert_same(a, b, rel=1e-7)
 
 
-def test_every_rack_takes_the_compiled_path(profile):
+def test_every_rack_takes_the_compiled_path(profile, monkeypatch):
     """Collapsed workers, a core count and a population past the exact
     recursion are all solved compiled; only USE_COMPILED = False (the tests'
     reference) sends a rack to numpy."""
+    def numpy_reference(*args):
+        raise AssertionError("solved by the numpy reference")
+    monkeypatch.setattr(analytic, "_solve_states_numpy", numpy_reference)
+
     def eligible(sc, collapsed=None):
         spec = compile_rack(sc, profile)
         b = analytic._Batch.of([spec])
-        return bool(rack_step.eligible(b, analytic._initial(b, collapsed))[0])
+        st = analytic._solve_states(b, analytic._initial(b, collapsed))
+        return rack_step.enabled() and bool(st.iterations[0] > 0)
     base = Scenario.default()
     assert eligible(base)
     assert eligible(base, [(0,)])
