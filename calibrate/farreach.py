@@ -38,7 +38,7 @@ from model.kinds import KINDS
 from model.profile import Param, Profile
 from model.rows import cell, number
 from model.solvers import predict_many
-from model.uncertainty import fitted_uncertainty
+from model.uncertainty import fitted_uncertainty, press_residuals
 
 KIND_NAMES = ("farreach_runs", "farreach_tuning", "farreach_breakdown")
 
@@ -167,13 +167,7 @@ class FarReachFitter:
         # leverage in the linearised MAP problem (the PRESS residual). A row
         # that alone pins a parameter fits itself well in sample and badly
         # out of it; the interval has to cover the latter (docs/accuracy.md).
-        jw = sol.jac
-        try:
-            core = np.linalg.pinv(jw.T @ jw)
-            lev = np.einsum("ij,jk,ik->i", jw[:len(cols)], core, jw[:len(cols)])
-        except np.linalg.LinAlgError:
-            lev = np.zeros(len(cols))
-        press = sol.fun[:len(cols)] / np.maximum(1.0 - np.clip(lev, 0.0, 1.0), 0.1)
+        press = press_residuals(sol.jac, sol.fun, slice(0, len(cols)))
         raw = press / np.array([w for _, w in cols])
         noise = {}
         for c in dict.fromkeys(c for c, _ in cols):

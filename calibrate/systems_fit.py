@@ -13,7 +13,7 @@ The objective is the log ratio predicted/measured of every measured cell
 bounded trust-region least squares from the declared starting values. The
 standard errors come from the Jacobian at the optimum; so do the profile's
 ``[uncertainty]`` (log-space covariance of the fitted parameters) and
-``[noise]`` (root-mean-square log residual per kind and column) tables, from
+``[noise]`` (root-mean-square leave-one-out log residual per kind and column) tables, from
 which predictions get 90 % intervals (:mod:`model.uncertainty`).
 
 Regenerate every embedded profile (re-runnable, deterministic)::

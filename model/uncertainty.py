@@ -145,6 +145,23 @@ def with_intervals(predict_row: Callable[[Mapping[str, str], Profile], dict[str,
     return wrapped
 
 
+def press_residuals(jac: np.ndarray, residuals: np.ndarray, data) -> np.ndarray:
+    """Leave-one-out (PRESS) residuals of the measurement terms ``data`` (a slice
+    or index array) of a least-squares fit: each residual e / (1 - h), h its
+    leverage in the linearised problem (``jac`` over every term, priors
+    included). A cell that alone pins a parameter fits itself well in sample
+    and badly out of it; an interval built from its in-sample error would be
+    too narrow for a point nobody measured. (h is capped at 0.9.)"""
+    j = np.asarray(jac, dtype=float)
+    jd = j[data]
+    try:
+        core = np.linalg.pinv(j.T @ j)
+        lev = np.einsum("ij,jk,ik->i", jd, core, jd)
+    except np.linalg.LinAlgError:
+        lev = np.zeros(len(jd))
+    return np.asarray(residuals, dtype=float)[data] / np.maximum(1.0 - np.clip(lev, 0.0, 1.0), 0.1)
+
+
 def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.ndarray,
                        residuals: np.ndarray, columns: Sequence[str | None],
                        min_noise: float = 0.01, max_log_sd: float = 1.0
@@ -158,8 +175,12 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     below zero cannot be described in log space and are left out, as are
     those the data do not constrain (zero Jacobian column). The covariance is
     s^2 (J_log^T J_log)^+ with s^2 the residual variance per degree of
-    freedom; the noise of a column is the root mean square of its residuals
-    (at least ``min_noise``).
+    freedom; the noise of a column is the root mean square of its residuals,
+    each taken as if its cell had been left out of the fit
+    (:func:`press_residuals`, as the FarReach fit does; at least ``min_noise``).
+    Plain in-sample residuals made the intervals of a fit on few points too
+    narrow: fitted on the first two points of each thread/coroutine curve, the
+    held-out latency stds fell inside 7 of 12 times (docs/accuracy.md).
 
     A direction of parameter space the data barely constrain (one
     parameter, or a trade-off between two whose sum the data do fix) gets a
@@ -173,8 +194,12 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     r = np.asarray(residuals, dtype=float)
     keep = [i for i in range(len(x)) if x[i] > 0 and np.any(j[:, i] != 0)]
     noise: dict[str, float] = {}
+    data = np.array([i for i, c in enumerate(columns) if c], dtype=int)
+    loo = np.zeros(len(r))
+    if data.size:
+        loo[data] = press_residuals(j, r, data)
     for col in dict.fromkeys(c for c in columns if c):
-        rr = r[[i for i, c in enumerate(columns) if c == col]]
+        rr = loo[[i for i, c in enumerate(columns) if c == col]]
         noise[col] = float(max(min_noise, math.sqrt(float(np.mean(rr * rr)))))
     m, n = j.shape
     if not keep or m <= n:

@@ -184,9 +184,29 @@ def test_fitted_uncertainty_recovers_a_known_covariance_and_caps_unconstrained()
     assert unc["params"] == ["a"]                 # b does not move the residuals
     var = unc["log_covariance"][0][0]
     assert var == pytest.approx(float(r @ r) / (len(x) - 2) / len(x), rel=1e-4)
-    assert noise["k.y"] == pytest.approx(math.sqrt(np.mean(r * r)), rel=1e-3)
+    # noise from leave-one-out residuals: each of the 50 cells has leverage 1/50
+    assert noise["k.y"] == pytest.approx(math.sqrt(np.mean(r * r)) / (1 - 1 / len(x)), rel=1e-9)
     unc2, _ = fitted_uncertainty(["a"], [a], jac[:, :1] * 1e-6, r, ["k.y"] * len(x))
     assert unc2["log_covariance"][0][0] == pytest.approx(1.0)        # capped at log-sd 1
+
+
+def test_noise_counts_a_cell_that_alone_pins_a_parameter_as_if_left_out():
+    """A cell whose residual only one parameter moves fits itself exactly in the
+    linearised problem (leverage 1); its noise is its error capped at h = 0.9
+    (x 10), and it does not touch the noise of the cells beside it."""
+    rng = np.random.default_rng(2)
+    r = np.concatenate([rng.normal(0, 0.05, 40), [0.02]])
+    jac = np.zeros((41, 2))
+    jac[:40, 0] = 1.0                  # parameter a: the 40 cells of column y
+    jac[40, 1] = 1.0                   # parameter b: the lone cell of column z
+    _, noise = fitted_uncertainty(["a", "b"], [1.0, 1.0], jac, r, ["k.y"] * 40 + ["k.z"])
+    assert noise["k.z"] == pytest.approx(0.2, rel=1e-9)
+    assert noise["k.y"] == pytest.approx(math.sqrt(np.mean(r[:40] ** 2)) / (1 - 1 / 40), rel=1e-9)
+    # a prior term (column None) is not a measurement but shares the leverage
+    jp = np.vstack([jac, [0.0, 1.0]])
+    _, n2 = fitted_uncertainty(["a", "b"], [1.0, 1.0], jp, np.append(r, 0.0),
+                               ["k.y"] * 40 + ["k.z", None])
+    assert n2["k.z"] == pytest.approx(0.02 / 0.5, rel=1e-9)
 
 
 def test_profile_tables_round_trip_and_bad_tables_are_located(tmp_path):
