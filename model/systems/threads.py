@@ -250,7 +250,8 @@ def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: 
         spread = max(spread, wait / math.sqrt(3.0))
         sat = True
     req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
-    return {"latency_mean_us": solo + wait, "latency_std_us": math.hypot(unloaded_jitter(interval_ms, p), spread),
+    std = math.hypot(unloaded_jitter(interval_ms, p), spread)
+    return {"latency_mean_us": solo + wait, "latency_std_us": std,
             "requests": req, "utilization": min(1.0, x * (w + compute) / int(round(p["server_cores"]))),
             "saturated": float(sat)}
 
