@@ -18,6 +18,8 @@ cable does; that configuration runs with a FIFO data link.
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -60,7 +62,11 @@ def run(actions, **kw) -> Harness:
     return h
 
 
-SETTINGS = settings(max_examples=400, deadline=None,
+# Derandomized: CI replays the same 400 examples every run, so a counterexample
+# shows up as a change, not as a flaky stop. New ones are searched for on purpose
+# (HYPOTHESIS_SEARCH=1 draws fresh examples) and, once found, kept below as cases.
+SETTINGS = settings(max_examples=400, deadline=None, database=None,
+                    derandomize=not os.environ.get("HYPOTHESIS_SEARCH"),
                     suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -74,6 +80,19 @@ def test_disk_get_any_reordering(actions, partition):
 @given(st.lists(ACTION, min_size=10, max_size=200))
 def test_evicted_only_with_ordered_data_link(actions):
     run(actions, seq_check="evicted-only", fifo_data=True)
+
+
+@pytest.mark.xfail(strict=True, raises=Violation, reason=(
+    "known defect, found 2026-11-26 by a random draw of the property above and not yet "
+    "diagnosed: the server applies seq 1 after seq 2 for key 1. The draw duplicates a "
+    "client PUT, caches the key, retries the PUT and evicts the key, so a late duplicate "
+    "after an eviction write-back is the likely path; evicted-only checks only the "
+    "write-back"))
+def test_evicted_only_late_duplicate_after_an_eviction():
+    run([("issue", 1, 0, 0), ("issue", 0, 1, 1), ("deliver", 0, 0, 0), ("deliver", 0, 0, 0),
+         ("dup", 0, 0, 0), ("populate", 0, 1, 0), ("deliver", 1, 0, 0), ("deliver", 0, 0, 0),
+         ("deliver", 14, 0, 0), ("retry", 0, 0, 0), ("deliver", 0, 0, 0), ("evict", 0, 1, 0)],
+        seq_check="evicted-only", fifo_data=True)
 
 
 # ---------------------------------------------------------------------------
