@@ -27,7 +27,7 @@ from model.rack import compile_rack  # noqa: E402
 from model.scenario import Scenario  # noqa: E402
 from model.solvers import analytic, rack_step  # noqa: E402
 
-from bench_mva import median_of  # noqa: E402  (this folder: the same medians)
+from bench_mva import median_of, setting  # noqa: E402  (this folder: the same medians)
 
 RACKS = [
     ("16 servers, 1 ms timeout", {"clients.timeout_ms": 1.0}),
@@ -38,12 +38,8 @@ RACKS = [
 
 
 def timed(fn, compiled: bool, repeat: int):
-    saved = rack_step.USE_COMPILED
-    rack_step.USE_COMPILED = compiled
-    try:
+    with setting(rack_step, "USE_COMPILED", compiled):
         return median_of(fn, repeat)
-    finally:
-        rack_step.USE_COMPILED = saved
 
 
 def main() -> None:

@@ -31,18 +31,14 @@ from model.rack import compile_rack  # noqa: E402
 from model.scenario import Scenario  # noqa: E402
 from model.solvers import analytic, mva_core, rack_step  # noqa: E402
 
-from bench_mva import median_of  # noqa: E402  (this folder: the same medians)
+from bench_mva import median_of, setting  # noqa: E402  (this folder: the same medians)
 
 RACKS = [(16, 65_536), (128, 131_072), (694, 217_962)]
 
 
 def timed(spec, exact: bool, repeat: int) -> tuple[float, float]:
-    saved = mva_core.N_EXACT
-    mva_core.N_EXACT = 10 ** 12 if exact else saved
-    try:
+    with setting(mva_core, "N_EXACT", 10 ** 12 if exact else mva_core.N_EXACT):
         return median_of(lambda: analytic.solve(spec).throughput_mops, repeat)
-    finally:
-        mva_core.N_EXACT = saved
 
 
 def main() -> None:
@@ -64,13 +60,9 @@ def main() -> None:
     spec = compile_rack(sc, prof)
 
     def warm(lump_tol: float, repeat: int):
-        saved = rack_step.LUMP_TOL
-        rack_step.LUMP_TOL = lump_tol
-        try:
+        with setting(rack_step, "LUMP_TOL", lump_tol):
             analytic.solve(spec)                            # warm
             return median_of(lambda: analytic.solve(spec), repeat)
-        finally:
-            rack_step.LUMP_TOL = saved
 
     fast, pred = warm(rack_step.LUMP_TOL, max(args.repeat, 11))
     every, pred_every = warm(0.0, args.repeat)
