@@ -41,12 +41,16 @@ class Outstanding:
 
 class Harness:
     def __init__(self, keys, n_servers=2, partition="range", seq_check="disk-get",
-                 n_clients=3, fifo_data=False, switch_cls=SwitchModel):
+                 n_clients=3, fifo_data=False, cp_on_data_path=True, switch_cls=SwitchModel):
         self.keys = list(keys)
         self.sw = switch_cls(n_servers, partition)
         self.cp = ControlPlane(self.sw)
         self.servers = [ServerModel(seq_check=seq_check) for _ in range(n_servers)]
         self.fifo_data = fifo_data
+        # With an ordered data link, the control plane's LOADs and write-backs
+        # travel it too (they leave through the switch like any frame to a
+        # server), unless a test asks for a separate control path.
+        self.cp_path = "s2srv" if fifo_data and cp_on_data_path else "cp2srv"
         self.links = {name: [] for name in LINKS}
         self.n_clients = n_clients
         self.out: dict[int, Outstanding] = {}
@@ -132,7 +136,7 @@ class Harness:
                 self.links["s2srv" if g.dst[0] == "server" else "s2c"].append(g)
         elif link in ("s2srv", "cp2srv"):
             rep = self.servers[f.dst[1]].handle(f.packet)
-            back = "srv2s" if link == "s2srv" else "srv2cp"
+            back = "srv2cp" if f.src[0] == "cpu" else "srv2s"
             self.links[back].append(Frame(rep, f.dst, f.src))
         elif link == "s2c":
             self._client_receive(f)
@@ -153,7 +157,7 @@ class Harness:
 
     # -- control plane -----------------------------------------------------
     def _send_cp(self, frames) -> None:
-        self.links["cp2srv"].extend(frames)
+        self.links[self.cp_path].extend(frames)
 
     def populate(self, key: bytes) -> None:
         self._send_cp(self.cp.populate(key))

@@ -12,8 +12,10 @@ and every key evicted; then:
 * the server never applied an older sequence number over a newer one.
 
 With ``seq_check = evicted-only`` the server checks only write-backs, which
-is only safe when the switch-to-server data link keeps order, as the real
-cable does; that configuration runs with a FIFO data link.
+is only safe when every frame the switch sends a server, forwarded writes and
+the control plane's LOADs and write-backs alike, arrives in the order sent
+(one cable); that configuration runs with one FIFO path to the servers. A
+write-back that overtakes a forwarded PUT loses a write (tested below).
 """
 
 from __future__ import annotations
@@ -82,17 +84,59 @@ def test_evicted_only_with_ordered_data_link(actions):
     run(actions, seq_check="evicted-only", fifo_data=True)
 
 
-@pytest.mark.xfail(strict=True, raises=Violation, reason=(
-    "known defect, found 2026-11-26 by a random draw of the property above and not yet "
-    "diagnosed: the server applies seq 1 after seq 2 for key 1. The draw duplicates a "
-    "client PUT, caches the key, retries the PUT and evicts the key, so a late duplicate "
-    "after an eviction write-back is the likely path; evicted-only checks only the "
-    "write-back"))
-def test_evicted_only_late_duplicate_after_an_eviction():
-    run([("issue", 1, 0, 0), ("issue", 0, 1, 1), ("deliver", 0, 0, 0), ("deliver", 0, 0, 0),
-         ("dup", 0, 0, 0), ("populate", 0, 1, 0), ("deliver", 1, 0, 0), ("deliver", 0, 0, 0),
-         ("deliver", 14, 0, 0), ("retry", 0, 0, 0), ("deliver", 0, 0, 0), ("evict", 0, 1, 0)],
-        seq_check="evicted-only", fifo_data=True)
+# Found 2026-11-26 by a random draw of the property above, when the control
+# plane's frames had a path of their own: a forwarded PUT (seq 1) waited on the
+# data link while the key was populated, the client's retry of it hit the cache
+# (seq 2), and the eviction's write-back overtook the forwarded PUT, which
+# evicted-only does not check.
+EVICT_OVERTAKES_PUT = [
+    ("issue", 1, 0, 0), ("issue", 0, 1, 1), ("deliver", 0, 0, 0), ("deliver", 0, 0, 0),
+    ("dup", 0, 0, 0), ("populate", 0, 1, 0), ("deliver", 1, 0, 0), ("deliver", 0, 0, 0),
+    ("deliver", 14, 0, 0), ("retry", 0, 0, 0), ("deliver", 0, 0, 0), ("evict", 0, 1, 0)]
+
+# The same race step by step, with a second write acknowledged before the
+# eviction: "cp" is the control plane's path to the server.
+OVERTAKE_STEPS = ("put", "c2s", "populate", "cp", "srv2cp", "retry", "c2s", "s2c",
+                  "put", "c2s", "s2c", "evict", "cp", "srv2cp", "s2srv")
+
+
+def _overtake(seq_check: str, cp_on_data_path: bool) -> Harness:
+    h = Harness(KEYS, seq_check=seq_check, fifo_data=True, cp_on_data_path=cp_on_data_path)
+    k = KEYS[1]
+    for step in OVERTAKE_STEPS:
+        if step == "put":
+            h.issue(0, k, PUT)
+        elif step == "retry":
+            h.retry(0)
+        elif step in ("populate", "evict"):
+            getattr(h, step)(k)
+        else:
+            h.deliver(h.cp_path if step == "cp" else step)
+    return h
+
+
+def test_evicted_only_with_a_separate_control_path_loses_an_acknowledged_write():
+    """Why evicted-only needs write-backs on the ordered data path: a forwarded
+    PUT overtaken by a later write-back is applied, unchecked, over it."""
+    with pytest.raises(Violation, match="seq 1 after 2"):
+        run(EVICT_OVERTAKES_PUT, seq_check="evicted-only", fifo_data=True,
+            cp_on_data_path=False)
+    h = _overtake("evicted-only", cp_on_data_path=False)
+    assert h.sw.counters.hits == 2            # the retry and the second write
+    with pytest.raises(Violation, match="last acked write"):
+        h.finish_and_check()
+
+
+@pytest.mark.parametrize("seq_check,cp_on_data_path", [
+    ("evicted-only", True),    # the write-back queues behind the forwarded PUT
+    ("disk-get", False),       # the overtaken PUT is rejected as stale
+])
+def test_the_overtaking_write_back_is_safe_in_order_or_with_disk_checks(seq_check,
+                                                                          cp_on_data_path):
+    h = _overtake(seq_check, cp_on_data_path)
+    h.finish_and_check()
+    k = KEYS[1]
+    assert h.servers[h.sw.server_for(k)].store[k][1] == h.history[k][-1]
 
 
 # ---------------------------------------------------------------------------
