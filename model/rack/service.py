@@ -35,10 +35,20 @@ What it means (docs/model.md):
   default rack's throughput then decays by 4 % over a 100M-query run
   against 1 % over 10M (``sim.facts.data_decay``), 1 % and 0.5 % without.
 * **Load.** A worker that idles between requests runs colder:
-  ``x (1 + idle_penalty (1 - U))``. Busy workers on the same machine contend
-  for what it shares (network stack, memory bandwidth, caches):
-  ``x (1 + share_penalty * busy peers)``. In the simulators both are
-  re-evaluated every simulated second at the utilisations just measured.
+  ``x (1 + idle_penalty (1 - U))``. Unpinned workers that are busy on the
+  same machine slow each other down (the scheduler moves them between cores,
+  so they lose their caches and run beside each other's interrupts):
+  ``x (1 + share_penalty * busy peers)``. Pinned workers do not, because
+  the notes show their process time flat as workers are added (B12 14 us at
+  one server; B07, B08 14-15 us at four), while unpinned ones slow down
+  (F061 16.3 us at one server; F062 21 us at four). A pinned rack's process
+  time grows only from the named causes: more threads than cores (below),
+  compaction beside the worker and a growing database (above), WAL blocks
+  (:mod:`model.rack.lsm`). Until 2026-11-26 the penalty applied to pinned
+  workers too and stood in for the 16-server tuning rows' shortfall, at
+  22.6 us of process for the default rack's workers (docs/accuracy.md). In
+  the simulators both factors are re-evaluated every simulated second at the
+  utilisations just measured.
 * **Cores.** With ``servers.cores > 0`` per machine, a service that starts
   while more threads are runnable on its machine (busy workers and running
   RocksDB background jobs) than there are cores has its process part
@@ -101,7 +111,8 @@ PARAMS = (
     ParamDecl("recv_floor_us", "us", "the receive call of a busy worker (part of measured wait)"),
     ParamDecl("server_gap_us", "us", "per-request worker time in neither wait nor process"),
     ParamDecl("idle_penalty", "x", "slowdown of a worker that idles between requests, at U = 0"),
-    ParamDecl("share_penalty", "x/busy peer", "slowdown per busy worker on the same machine"),
+    ParamDecl("share_penalty", "x/busy peer", "slowdown of an unpinned worker per busy peer "
+              "on its machine (pinned workers: none)"),
     ParamDecl("context_switch_penalty", "x", "extra cost of time-slicing when threads outnumber cores"),
     ParamDecl("service_cv", "x", "coefficient of variation of a worker's service time", lo=0.0,
               lo_open=True, default=1.0),
@@ -176,7 +187,9 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
         sst_factor=P["sst_growth_factor"],
         growth_per_write=lsm.entry_bytes / lsm.data_bytes,
         writes_per_run=tuple(wrun), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
-        cv=P["service_cv"], idle_penalty=P["idle_penalty"], share_penalty=P["share_penalty"],
+        cv=P["service_cv"], idle_penalty=P["idle_penalty"],
+        # pinned workers keep their cores: no busy-peer slowdown (module docstring)
+        share_penalty=0.0 if sv.pinned else P["share_penalty"],
         cores=int(sv.cores), ctx_penalty=P["context_switch_penalty"])
 
 

@@ -854,8 +854,8 @@ def _iterate(b: _Batch, st: _State, D: np.ndarray, tol: np.ndarray | float = TOL
         mslots = (todo[:, None] * mach_per + np.arange(mach_per)[None, :]).ravel()
         acm = np.repeat(at, mach_per)
         st.bg[mslots] = acm * bg_n + (1 - acm) * st.bg[mslots]
-        for j, arr in enumerate(lsm_n):
-            st.lsm_prev[j][todo] = arr
+        for j, arr in enumerate(lsm_n):           # damped too: see rack.cpp's iterate_rack
+            st.lsm_prev[j][todo] = ac * arr + (1 - ac) * st.lsm_prev[j][todo]
         st.implied[todo] = implied
         st.iterations[todo] += 1
         conv = (it >= min_steps) & (delta < (tol if np.isscalar(tol) else tol[todo])) & ~fresh

@@ -1086,9 +1086,14 @@ void iterate_rack(const RackConst& c, Snap& st, double D, const IterParams& ip) 
             st.dup[i] = a * o.dup[i] + (1.0 - a) * st.dup[i];
             st.writes[i] = any_w ? a * o.writes[i] + (1.0 - a) * st.writes[i] : o.writes[i];
         }
-        st.fdb = o.fdb;
-        st.cb = o.cb;
-        st.stop = o.stop;
+        // the flush state is damped like the load: at the flush-capacity limit
+        // the stop fraction jumps with the write rate, and taken whole it
+        // swings exchangeable workers onto different sides of the cliff
+        for (std::size_t i = 0; i < m; ++i) {
+            st.fdb[i] = a * o.fdb[i] + (1.0 - a) * st.fdb[i];
+            st.cb[i] = a * o.cb[i] + (1.0 - a) * st.cb[i];
+            st.stop[i] = a * o.stop[i] + (1.0 - a) * st.stop[i];
+        }
         for (std::size_t k = 0; k < nm; ++k) st.bg[k] = a * o.bg[k] + (1.0 - a) * st.bg[k];
         st.implied = o.implied;
         ++iterations;

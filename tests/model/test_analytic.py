@@ -25,6 +25,10 @@ def profile():
 #: of 2026-11-22 (before compaction_us). A refit of the embedded profile moves
 #: that regime, which says nothing about the solver.
 REGIMES = "tests/model/fixtures/solver-regimes.toml"
+#: ... and to the service of that day: the busy-peer share_penalty on every
+#: worker. Since 2026-11-26 it slows unpinned workers only, so these tests run
+#: the rack unpinned, with the fixture's unpinned_factor set to 1.
+AS_FROZEN = {"servers.pinned": False}
 
 
 @pytest.fixture(scope="module")
@@ -266,7 +270,7 @@ def test_warm_start_reaches_the_same_fixed_point_in_fewer_steps(regime_profile):
     sigma-point profile of an interval) gets the cold answer, in fewer steps."""
     from model.intervals import sigma_profiles
     from model.solvers import predict_many
-    sc = Scenario.default()
+    sc = Scenario.default().updated(AS_FROZEN)
     points = sigma_profiles(regime_profile)[0][:4]
     profs = [regime_profile, *points]
     cold = predict_many([sc] * len(profs), profs)
@@ -288,7 +292,7 @@ def test_a_sigma_point_of_a_collapsing_rack_runs_its_chain_from_its_centres_stat
     the fixed point's tolerance, in fewer steps."""
     from model.intervals import sigma_profiles
     from model.solvers import predict_many
-    sc = Scenario.default().updated({"clients.timeout_ms": 5.0})
+    sc = Scenario.default().updated({"clients.timeout_ms": 5.0, **AS_FROZEN})
     profs = [regime_profile, sigma_profiles(regime_profile)[0][0]]
     cold = predict_many([sc, sc], profs)
     warm = predict_many([sc, sc], profs, warm_from=[None, 0])
@@ -306,7 +310,7 @@ def test_a_sigma_point_of_a_collapsing_rack_runs_its_chain_from_its_centres_stat
 # ---------------------------------------------------------------- the collapse chain
 def _collapse_states(profile, timeout_ms=5.0, **more):
     from model.solvers import analytic as an
-    sc = Scenario.default().updated({"clients.timeout_ms": timeout_ms, **more})
+    sc = Scenario.default().updated({"clients.timeout_ms": timeout_ms, **AS_FROZEN, **more})
     b = an._Batch.of([compile_rack(sc, profile)])
     order = [int(i) for i in np.argsort(-b.s[0], kind="stable")]
     states = [an._row(an._solve_states(b, an._initial(b, [tuple(order[:k])])), 0, b)
@@ -874,7 +878,9 @@ def test_delay_rounds_stop_after_two_whose_fixed_point_did_not_settle(monkeypatc
     # (P0028 said "sequential", which the lab profile used to read as its zipf
     # popularity; zipf is that same rack now that the profile honours the
     # distribution, docs/workload.md section 5)
-    spec = compile_rack(sc, Profile.load(REGIMES))
+    # (an unpinned rack at the fit's own unpinned_factor: see AS_FROZEN)
+    spec = compile_rack(sc, Profile.load(REGIMES).with_values(
+        {"unpinned_factor": 1.170800486683335}, "fit 2026-11-22"))
     compiled = an.solve(spec)          # the compiled search stops there too (its steps in all)
     from model.solvers import rack_step
     monkeypatch.setattr(rack_step, "USE_COMPILED", False)   # the reference, whose rounds we count

@@ -78,7 +78,7 @@ PROFILE_CHANGES = {
     "seqcache_us": ({"servers.seq_check": "seq-cache"}, 1.5),
     "sst_growth_factor": ({}, 1.5), "compaction_us": (SMALL_MEMTABLE, 1.5), "unpinned_factor": ({"servers.pinned": False}, 1.5),
     "recv_floor_us": ({}, 1.5), "server_gap_us": ({}, 1.5),
-    "idle_penalty": (FEW_CLIENTS, 1.5), "share_penalty": ({}, 1.5),
+    "idle_penalty": (FEW_CLIENTS, 1.5), "share_penalty": ({"servers.pinned": False}, 1.5),
     "context_switch_penalty": ({"servers.cores": 4}, 1.5),
     "service_cv": (FEW_CLIENTS, 0.5),
     "entry_overhead_bytes": (STALLING, 1.5), "disk_mbps": (STALLING, 0.05),
