@@ -38,7 +38,7 @@ from model.kinds import KINDS
 from model.profile import Param, Profile
 from model.rows import cell, number
 from model.solvers import predict_many
-from model.uncertainty import fitted_uncertainty, press_residuals
+from model.uncertainty import fitted_uncertainty
 
 KIND_NAMES = ("farreach_runs", "farreach_tuning", "farreach_breakdown")
 
@@ -160,19 +160,15 @@ class FarReachFitter:
         cols = [c for t in targets for c in _row_columns(t)]
         labels = [c for c, _ in cols] + [None] * len(free)
         jac_values = sol.jac / np.exp(sol.x)          # d r / d value, as fitted_uncertainty takes
-        unc, _ = fitted_uncertainty(free, np.exp(sol.x), jac_values, sol.fun, labels)
         # Noise per column from the unweighted log errors (the weights only
         # balance the columns in the objective), each error taken as if its
-        # row had been left out of the fit: e / (1 - h) with h the row's
-        # leverage in the linearised MAP problem (the PRESS residual). A row
-        # that alone pins a parameter fits itself well in sample and badly
-        # out of it; the interval has to cover the latter (docs/accuracy.md).
-        press = press_residuals(sol.jac, sol.fun, slice(0, len(cols)))
-        raw = press / np.array([w for _, w in cols])
-        noise = {}
-        for c in dict.fromkeys(c for c, _ in cols):
-            rr = raw[[i for i, (cc, _) in enumerate(cols) if cc == c]]
-            noise[c] = float(max(NOISE_LOG_SD, math.sqrt(float(np.mean(rr * rr)))))
+        # row had been left out of the fit (the PRESS residual, in the
+        # linearised MAP problem, priors included). A row that alone pins a
+        # parameter fits itself well in sample and badly out of it; the
+        # interval has to cover the latter (docs/accuracy.md).
+        weights = [w for _, w in cols] + [1.0] * len(free)
+        unc, noise = fitted_uncertainty(free, np.exp(sol.x), jac_values, sol.fun, labels,
+                                        min_noise=NOISE_LOG_SD, weights=weights)
         when = date.today().isoformat()
         sources = sorted({f"{r.get('__source__')}" for r, _, _ in targets})
         ids = [cell(r, "id", f"line{r.get('__line__')}") for r, _, _ in targets]

@@ -164,7 +164,8 @@ def press_residuals(jac: np.ndarray, residuals: np.ndarray, data) -> np.ndarray:
 
 def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.ndarray,
                        residuals: np.ndarray, columns: Sequence[str | None],
-                       min_noise: float = 0.01, max_log_sd: float = 1.0
+                       min_noise: float = 0.01, max_log_sd: float = 1.0,
+                       weights: Sequence[float] | None = None
                        ) -> tuple[dict[str, Any] | None, dict[str, float]]:
     """([uncertainty] table, [noise] table) of a least-squares fit of log residuals.
 
@@ -177,7 +178,13 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     s^2 (J_log^T J_log)^+ with s^2 the residual variance per degree of
     freedom; the noise of a column is the root mean square of its residuals,
     each taken as if its cell had been left out of the fit
-    (:func:`press_residuals`, as the FarReach fit does; at least ``min_noise``).
+    (:func:`press_residuals`; at least ``min_noise``). Where the objective
+    weighs its terms (``weights[i]`` multiplies residual i, as the FarReach
+    fit balances its columns), a column's noise is taken from the unweighted
+    errors: the weights balance the objective, the noise is the data's.
+    Leverages are taken in log space for the positive parameters (as the
+    covariance below): for a fit that pins every direction that is the same
+    as in value space, and it is the space the FarReach fit solves in.
     Plain in-sample residuals made the intervals of a fit on few points too
     narrow: fitted on the first two points of each thread/coroutine curve, the
     held-out latency stds fell inside 7 of 12 times (docs/accuracy.md).
@@ -197,7 +204,9 @@ def fitted_uncertainty(names: Sequence[str], values: Sequence[float], jac: np.nd
     data = np.array([i for i, c in enumerate(columns) if c], dtype=int)
     loo = np.zeros(len(r))
     if data.size:
-        loo[data] = press_residuals(j, r, data)
+        loo[data] = press_residuals(j * np.where(x > 0, x, 1.0), r, data)
+    if weights is not None:
+        loo = loo / np.asarray(weights, dtype=float)
     for col in dict.fromkeys(c for c in columns if c):
         rr = loo[[i for i, c in enumerate(columns) if c == col]]
         noise[col] = float(max(min_noise, math.sqrt(float(np.mean(rr * rr)))))

@@ -209,6 +209,34 @@ def test_noise_counts_a_cell_that_alone_pins_a_parameter_as_if_left_out():
     assert n2["k.z"] == pytest.approx(0.02 / 0.5, rel=1e-9)
 
 
+def test_a_weighted_objective_gives_the_noise_of_the_unweighted_errors():
+    """The FarReach fit weighs its columns (the objective's balance), but a
+    column's noise is the spread of the data's own log errors: weights=
+    divides each left-out residual by its term's weight. A fit whose terms all
+    carry one weight has the leverages of the unweighted fit, so it gives the
+    unweighted noise; with unequal weights a column's left-out errors are its
+    own errors over (1 - h), h the weighted fit's leverage. The leverages do
+    not depend on whether a positive parameter is fitted as its value or its
+    log."""
+    rng = np.random.default_rng(3)
+    r = rng.normal(0, 0.05, 30)
+    jac = np.column_stack([np.ones(30), rng.normal(0, 1, 30)])
+    cols = ["k.y"] * 20 + ["k.z"] * 10
+    _, plain = fitted_uncertainty(["a", "b"], [2.0, 0.5], jac, r, cols)
+    w = np.full(30, 3.0)
+    _, scaled = fitted_uncertainty(["a", "b"], [2.0, 0.5], jac * w[:, None], r * w, cols, weights=w)
+    assert scaled == pytest.approx(plain, rel=1e-9)
+    w = np.array([3.0] * 20 + [0.5] * 10)
+    jw = jac * w[:, None]
+    _, weighted = fitted_uncertainty(["a", "b"], [2.0, 0.5], jw, r * w, cols, weights=w)
+    h = np.einsum("ij,jk,ik->i", jw, np.linalg.inv(jw.T @ jw), jw)
+    loo = r / (1.0 - h)
+    assert weighted["k.z"] == pytest.approx(math.sqrt(np.mean(loo[20:] ** 2)), rel=1e-9)
+    assert weighted["k.z"] != pytest.approx(plain["k.z"], rel=1e-3)
+    _, as_logs = fitted_uncertainty(["a", "b"], [7.0, 0.01], jac, r, cols)
+    assert as_logs == pytest.approx(plain, rel=1e-9)
+
+
 def test_profile_tables_round_trip_and_bad_tables_are_located(tmp_path):
     p = _linear_profile(0.1, 0.05)
     p = Profile(p.name, p.params, {"name": "t"}, p.uncertainty, {"y": 0.05, "kind.y": 0.1})
