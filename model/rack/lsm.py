@@ -497,6 +497,48 @@ class LsmTable:
                    col(lambda x: x.bg_threads >= 2 and x.wamp > 1.0, bool))
 
 
+#: Workers whose write rates agree within this (relative) share their stall
+#: state (:func:`pool_stalls`).
+STALL_POOL_TOL = 0.02
+STALL_FIELDS = ("stop_us", "stop_event_us", "stops_per_write", "slow_us", "stop_fraction")
+
+
+def pool_stalls(cyc: "FlushCycles", writes_per_us, weight=None, tol: float = STALL_POOL_TOL) -> None:
+    """Give the workers of one rack whose write rates agree within ``tol`` the
+    mean of their stall figures (:data:`STALL_FIELDS`), in place.
+
+    Why: at the flush-capacity limit a worker's cycle map is neutral. Its
+    running fraction maps to ``c (1 - stop)``, c its flush capacity over its
+    write rate, and c is within a fraction of a percent of 1 there, so how
+    the stops divide among workers of nearly equal load is a direction the
+    fixed point hardly moves along. It drifted to one answer or another (four
+    equal workers stopping 0, 22.5, 0 and 4.6 % of the time, never settling),
+    where the simulator spreads the stops over them by chance from run to run
+    and their expectation is equal (docs/model.md, section 3). Workers whose
+    loads differ by more keep their own: the busier one stops more.
+    ``weight`` counts the workers a lumped class stands for (None: one each).
+    Sorted by write rate, a worker joins the open group while its rate is
+    within ``tol`` of the group's first."""
+    w = np.asarray(writes_per_us, dtype=float)
+    if not (np.any(cyc.stop_fraction > 0) or np.any(cyc.slow_us > 0)):
+        return
+    wt = np.ones(len(w)) if weight is None else np.asarray(weight, dtype=float)
+    order = [int(i) for i in np.argsort(w, kind="stable") if w[i] > 0]
+    groups: list[list[int]] = []
+    for i in order:
+        if groups and w[i] <= w[groups[-1][0]] * (1.0 + tol):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    for g in groups:
+        if len(g) < 2:
+            continue
+        gw = wt[g]
+        for f in STALL_FIELDS:
+            arr = getattr(cyc, f)
+            arr[g] = float(np.dot(gw, arr[g]) / gw.sum())
+
+
 def flush_cycles(t: LsmTable, writes_per_us, disk_share_per_us, wal_event_us,
                  running_fraction, memtables_per_run=None) -> FlushCycles:
     """:func:`flush_cycle` for arrays of instances (``t`` holds their settings).

@@ -158,6 +158,46 @@ void flush_cycles(const RackConst& c, double w, double share, double wal_in, dou
     out[SLOW_US] *= slow_reach;
 }
 
+// lsm.pool_stalls: workers whose write rates agree within kStallPoolTol
+// (relative to the first of their group, sorted by rate) share the mean of
+// their stall figures, each class counted by its workers. At the flush-capacity
+// limit each worker's cycle map is neutral, and how the stops divide among
+// equally loaded workers drifted instead of settling.
+constexpr double kStallPoolTol = 0.02;
+
+void pool_stalls(const RackConst& c, const std::vector<double>& writes, std::vector<double>& cyc) {
+    const std::size_t m = c.m;
+    bool any = false;
+    for (std::size_t i = 0; i < m && !any; ++i)
+        any = cyc[STOP_FRAC * m + i] > 0.0 || cyc[SLOW_US * m + i] > 0.0;
+    if (!any) return;
+    thread_local std::vector<std::size_t> order;
+    order.clear();
+    for (std::size_t i = 0; i < m; ++i)
+        if (writes[i] > 0.0) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return writes[a] < writes[b]; });
+    const int fields[] = {STOP_US, STOP_EV, SPW, SLOW_US, STOP_FRAC};
+    std::size_t start = 0;
+    while (start < order.size()) {
+        std::size_t end = start + 1;
+        const double top = writes[order[start]] * (1.0 + kStallPoolTol);
+        while (end < order.size() && writes[order[end]] <= top) ++end;
+        if (end - start > 1) {
+            double wsum = 0.0;
+            for (std::size_t j = start; j < end; ++j) wsum += c.weight(order[j]);
+            for (int f : fields) {
+                double acc = 0.0;
+                for (std::size_t j = start; j < end; ++j)
+                    acc += c.weight(order[j]) * cyc[static_cast<std::size_t>(f) * m + order[j]];
+                for (std::size_t j = start; j < end; ++j)
+                    cyc[static_cast<std::size_t>(f) * m + order[j]] = acc / wsum;
+            }
+        }
+        start = end;
+    }
+}
+
 // ---------------------------------------------------------------- blocks (mva_core, clients)
 // mva_core.block_delay for one worker
 double block_delay(double rate, double length, double arrivals, double free) {
@@ -816,6 +856,7 @@ void step(const RackConst& c, const Snap& st, double D, const IterParams& ip, Sc
         flush_cycles(c, st.writes[i], share, wal, 1.0 - st.stop[i], c.run_memtables[i], one);
         for (std::size_t f = 0; f < kCycFields; ++f) cy[f * m] = one[f];
     }
+    pool_stalls(c, st.writes, o.cyc);                // equal loads, equal stalls
     auto cyc = [&](int f, std::size_t i) { return o.cyc[static_cast<std::size_t>(f) * m + i]; };
     const double period_eff = c.finite_to ? c.period : kInf;
     const double N = static_cast<double>(c.N);

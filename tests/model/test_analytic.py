@@ -227,6 +227,51 @@ def test_a_run_too_short_to_reach_maxnum_never_stops_writes():
         pytest.approx(steady.stop_fraction[0])
 
 
+def test_stalls_pool_over_equally_loaded_workers_only():
+    """lsm.pool_stalls: workers whose write rates agree within 2 % (of their
+    group's first, sorted by rate) share the weighted mean of their stall
+    figures; a worker loaded 50 % more keeps its own, and idle workers are
+    left alone. Nothing happens without a stall."""
+    from model.rack import lsm
+    n = 5
+    cyc = lsm.FlushCycles(**{f: np.zeros(n) for f in lsm.FlushCycles.__dataclass_fields__})
+    cyc.stop_fraction[:] = [0.1, 0.3, 0.5, 0.0, 0.2]
+    cyc.stop_us[:] = [1.0, 3.0, 5.0, 0.0, 2.0]
+    cyc.flush_busy[:] = [0.9, 1.0, 1.0, 0.0, 1.0]
+    writes = [1.0, 1.01, 1.5, 0.0, 1.015]
+    lsm.pool_stalls(cyc, writes, weight=[1.0, 2.0, 1.0, 1.0, 1.0])
+    assert cyc.stop_fraction.tolist() == pytest.approx([0.225, 0.225, 0.5, 0.0, 0.225])
+    assert cyc.stop_us.tolist() == pytest.approx([2.25, 2.25, 5.0, 0.0, 2.25])
+    assert cyc.flush_busy.tolist() == [0.9, 1.0, 1.0, 0.0, 1.0]     # not a stall figure
+    calm = lsm.FlushCycles(**{f: np.zeros(2) for f in lsm.FlushCycles.__dataclass_fields__})
+    calm.cycle_us[:] = [5.0, 7.0]
+    lsm.pool_stalls(calm, [1.0, 1.0])
+    assert calm.cycle_us.tolist() == [5.0, 7.0]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_equal_workers_at_the_flush_capacity_limit_settle_with_equal_stalls(profile, monkeypatch,
+                                                                             compiled):
+    """At the flush-capacity limit each worker's cycle map is neutral, and four
+    equal workers drifted to stop 0, 22.5, 0 and 4.6 % of the time without
+    settling (docs/model.md, section 3). Pooled, they settle, equal, at the
+    simulator's throughput (sim.parity "flush stalls": 0.1805 MOPS in 8 s),
+    in the compiled solver and the numpy reference alike."""
+    from model.solvers import rack_step
+    monkeypatch.setattr(rack_step, "USE_COMPILED", compiled)
+    sc = Scenario.default().updated({
+        "servers.count": 4, "clients.threads": 64, "workload.read_ratio": 0.0,
+        "storage.wal": False, "storage.memtable_mb": 0.25, "storage.flushnum": 1,
+        "storage.maxnum": 2, "storage.l1_mb": 1.0})
+    pred = predict(sc, profile)
+    assert pred.details["converged"]
+    stops = pred.details["write_stop_fraction"]
+    assert min(stops) > 0.05 and max(stops) == pytest.approx(min(stops), rel=1e-9)
+    procs = [s.process_us for s in pred.servers]
+    assert max(procs) == pytest.approx(min(procs), rel=1e-3)
+    assert pred.throughput_mops == pytest.approx(0.1805, rel=0.02)
+
+
 def test_short_run_with_a_huge_maxnum_settles_and_obeys_the_laws(profile):
     """Found by the soak (tests/robustness/soak.py): 1,446 requests, maxnum 930,
     7 KB values. The steady cycle stops writes 99 % of the time at high load

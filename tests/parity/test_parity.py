@@ -29,9 +29,8 @@ KNOWN_MISSES = {
     ("4096 clients, 32 KiB buffers", "throughput"): LOSS_WAVES,
     ("facts: 4096 clients, 32 KiB buffers, timeout 1000 ms", "throughput"): LOSS_WAVES,
     ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "wait_us"):
-        "flush-capacity limit: stalls spread over the workers",
-    ("facts: write-only, 0.125 MiB memtables, flushnum 1, maxnum 2", "process_us"):
-        "flush-capacity limit: stalls spread over the workers",
+        "flush-capacity limit: the simulator loses 12-14k packets per run behind its stops, "
+        "the analytic none; the analytic's waits are up to 17 % below its mean",
     ("WAL switch + slowdown", "wait_us"): "pile-up behind WAL blocks with 64 clients",
     ("facts: T36", "wait_us"): "loss during WAL blocks: the analytic loses 26k packets per run, "
                                "the simulator 50k; waits up to 33 % lower, worst on the idlest worker",
