@@ -373,8 +373,8 @@ def _loss_waves(pred: Prediction, sc: Scenario) -> list[str]:
     """A note where the analytic answer is known to run high: timeouts
     dominate and a worker's clients outnumber its receive buffer, so the
     clients dropped together time out together and overflow it again. The
-    simulator loses packets in such waves; the mean-value form spreads the
-    same loss evenly and keeps the workers busy between waves (docs/model.md,
+    simulator loses packets in such waves; the mean-value form spreads its
+    (smaller) loss evenly and keeps the workers busy between waves (docs/model.md,
     section 5: 11 % above the simulator at 4,096 clients and 32 KiB buffers)."""
     if pred.engine != "analytic" or pred.bottleneck.kind != "timeouts":
         return []
