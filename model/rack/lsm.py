@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -503,9 +504,12 @@ STALL_POOL_TOL = 0.02
 STALL_FIELDS = ("stop_us", "stop_event_us", "stops_per_write", "slow_us", "stop_fraction")
 
 
-def pool_stalls(cyc: "FlushCycles", writes_per_us, weight=None, tol: float = STALL_POOL_TOL) -> None:
+def pool_stalls(stalls: Mapping[str, np.ndarray], writes_per_us, weight=None,
+                tol: float = STALL_POOL_TOL) -> None:
     """Give the workers of one rack whose write rates agree within ``tol`` the
-    mean of their stall figures (:data:`STALL_FIELDS`), in place.
+    mean of their stall figures, in place: ``stalls`` maps each name of
+    :data:`STALL_FIELDS` to its per-worker array (those of a
+    :class:`FlushCycles`, or views of one rack's row of them).
 
     Why: at the flush-capacity limit a worker's cycle map is neutral. Its
     running fraction maps to ``c (1 - stop)``, c its flush capacity over its
@@ -518,9 +522,9 @@ def pool_stalls(cyc: "FlushCycles", writes_per_us, weight=None, tol: float = STA
     loads differ by more keep their own: the busier one stops more.
     ``weight`` counts the workers a lumped class stands for (None: one each).
     Sorted by write rate, a worker joins the open group while its rate is
-    within ``tol`` of the group's first."""
+    within ``tol`` of the group's first; idle workers (no writes) stay alone."""
     w = np.asarray(writes_per_us, dtype=float)
-    if not (np.any(cyc.stop_fraction > 0) or np.any(cyc.slow_us > 0)):
+    if not (np.any(stalls["stop_fraction"] > 0) or np.any(stalls["slow_us"] > 0)):
         return
     wt = np.ones(len(w)) if weight is None else np.asarray(weight, dtype=float)
     order = [int(i) for i in np.argsort(w, kind="stable") if w[i] > 0]
@@ -535,7 +539,7 @@ def pool_stalls(cyc: "FlushCycles", writes_per_us, weight=None, tol: float = STA
             continue
         gw = wt[g]
         for f in STALL_FIELDS:
-            arr = getattr(cyc, f)
+            arr = stalls[f]
             arr[g] = float(np.dot(gw, arr[g]) / gw.sum())
 
 

@@ -577,12 +577,8 @@ def _step(b: _Batch, st: _State, D: np.ndarray):
     shape2 = (R, M)
     stalled = (cyc.stop_fraction.reshape(shape2) > 0) | (cyc.slow_us.reshape(shape2) > 0)
     for r in np.nonzero(stalled.any(axis=1))[0]:     # equal loads, equal stalls (lsm.pool_stalls)
-        live = np.nonzero(b.active[r])[0]
-        view = lsm_mech.FlushCycles(**{f: getattr(cyc, f).reshape(shape2)[r, live]
-                                       for f in cyc.__dataclass_fields__})
-        lsm_mech.pool_stalls(view, writes[r, live])
-        for f in lsm_mech.STALL_FIELDS:
-            getattr(cyc, f).reshape(shape2)[r, live] = getattr(view, f)
+        lsm_mech.pool_stalls({f: getattr(cyc, f).reshape(shape2)[r] for f in lsm_mech.STALL_FIELDS},
+                             writes[r])                 # row views: pooled in place
     c_wal_us, c_wal_ev = cyc.wal_us.reshape(shape2), cyc.wal_event_us.reshape(shape2)
     c_stop_us, c_stop_ev = cyc.stop_us.reshape(shape2), cyc.stop_event_us.reshape(shape2)
     c_spw, c_slow = cyc.stops_per_write.reshape(shape2), cyc.slow_us.reshape(shape2)

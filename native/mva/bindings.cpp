@@ -223,8 +223,8 @@ void run_solve(py::dict consts, py::dict st, py::array_t<long> racks, py::array_
             const std::size_t r = static_cast<std::size_t>(racks.data()[j]);
             const std::size_t o = r * M;
             mva::RackConst c = mva::rack_const(rk.data() + r * mva::kRackFields, mach_per,
-                                                     s.data() + o, wf.data() + o, ev.data() + o,
-                                                     cost.data() + o, runm.data() + o, mach.data() + o);
+                                               s.data() + o, wf.data() + o, ev.data() + o,
+                                               cost.data() + o, runm.data() + o, mach.data() + o);
             const std::size_t m = c.m;
             const long* cs = collapsed.data() + o;
             std::size_t n_cs = 0;

@@ -234,19 +234,19 @@ def test_stalls_pool_over_equally_loaded_workers_only():
     left alone. Nothing happens without a stall."""
     from model.rack import lsm
     n = 5
-    cyc = lsm.FlushCycles(**{f: np.zeros(n) for f in lsm.FlushCycles.__dataclass_fields__})
-    cyc.stop_fraction[:] = [0.1, 0.3, 0.5, 0.0, 0.2]
-    cyc.stop_us[:] = [1.0, 3.0, 5.0, 0.0, 2.0]
-    cyc.flush_busy[:] = [0.9, 1.0, 1.0, 0.0, 1.0]
+    cyc = {f: np.zeros(n) for f in lsm.FlushCycles.__dataclass_fields__}
+    cyc["stop_fraction"][:] = [0.1, 0.3, 0.5, 0.0, 0.2]
+    cyc["stop_us"][:] = [1.0, 3.0, 5.0, 0.0, 2.0]
+    cyc["flush_busy"][:] = [0.9, 1.0, 1.0, 0.0, 1.0]
     writes = [1.0, 1.01, 1.5, 0.0, 1.015]
     lsm.pool_stalls(cyc, writes, weight=[1.0, 2.0, 1.0, 1.0, 1.0])
-    assert cyc.stop_fraction.tolist() == pytest.approx([0.225, 0.225, 0.5, 0.0, 0.225])
-    assert cyc.stop_us.tolist() == pytest.approx([2.25, 2.25, 5.0, 0.0, 2.25])
-    assert cyc.flush_busy.tolist() == [0.9, 1.0, 1.0, 0.0, 1.0]     # not a stall figure
-    calm = lsm.FlushCycles(**{f: np.zeros(2) for f in lsm.FlushCycles.__dataclass_fields__})
-    calm.cycle_us[:] = [5.0, 7.0]
+    assert cyc["stop_fraction"].tolist() == pytest.approx([0.225, 0.225, 0.5, 0.0, 0.225])
+    assert cyc["stop_us"].tolist() == pytest.approx([2.25, 2.25, 5.0, 0.0, 2.25])
+    assert cyc["flush_busy"].tolist() == [0.9, 1.0, 1.0, 0.0, 1.0]     # not a stall figure
+    calm = {f: np.zeros(2) for f in lsm.FlushCycles.__dataclass_fields__}
+    calm["cycle_us"][:] = [5.0, 7.0]
     lsm.pool_stalls(calm, [1.0, 1.0])
-    assert calm.cycle_us.tolist() == [5.0, 7.0]
+    assert calm["cycle_us"].tolist() == [5.0, 7.0]
 
 
 @pytest.mark.parametrize("compiled", [True, False])

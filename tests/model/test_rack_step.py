@@ -120,7 +120,6 @@ def test_random_valid_scenarios_solve_as_the_reference(profile, monkeypatch):
     for _ in range(40):
         sc = scenario_from_unit(rng.random(DIMENSIONS), FAST)
         spec = compile_rack(sc, profile)
-        b = analytic._Batch.of([spec])
         compiled += rack_step.enabled()
         fast, ref = _both(spec, monkeypatch)
         if ref.details["converged"]:
