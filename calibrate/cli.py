@@ -1,4 +1,4 @@
-"""Command line: ``python -m calibrate run | fit | validate | ingest``.
+"""Command line: ``python -m calibrate run | fit | validate | ingest | knobs``.
 
 * ``run``: a plan of local runs on the native server (resumable).
 * ``fit``: a profile from runs CSVs, by the fitter registered for their kind.
@@ -8,6 +8,10 @@
 * ``ingest``: FarReach's own output files -> a farreach_runs row; with
   ``--format ycsb|dbbench FILE...``, YCSB client or RocksDB db_bench output ->
   ycsb_runs / dbbench_runs rows (:mod:`calibrate.bench_ingest`).
+* ``knobs``: pairs of measured runs that differ in one knob, measured
+  throughput ratio against the analytic solver's and the simulator's
+  (:mod:`calibrate.knobs`); ``--holdout`` predicts each pair by a refit
+  without it.
 
 Exit codes: 0 success; 1 a validation gate failed; 2 bad input (the message
 names file, line and field; no traceback) or a missing native module or
@@ -110,12 +114,43 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--wait-stat", default="avg", help="avg, min, max or per-server")
     g.add_argument("--out", metavar="RUNS.csv", required=True,
                    help="runs CSV to append to (created if missing; never cut or rewritten)")
+    k = sub.add_parser("knobs", help="pairs of runs that differ in one knob: measured vs "
+                                     "predicted throughput ratio",
+                       description="Find every pair of rows (of one run kind) that differ in "
+                                   "exactly one knob column and compare the measured throughput "
+                                   "ratio (mops of row b / row a) with the predicted one.")
+    k.add_argument("--runs", metavar="RUNS.csv", action="append", required=True,
+                   help="FarReach runs CSV (farreach_runs, farreach_tuning or farreach_breakdown; "
+                        "repeat for several files, of one kind or several)")
+    k.add_argument("--profile", metavar="NAME|FILE.toml",
+                   help="profile to predict with (default: each kind's embedded profile); with "
+                        "--holdout the refits' starting values")
+    k.add_argument("--engine", choices=("analytic", "sim", "both"), default="both",
+                   help="analytic solver, fast simulator, or both (default)")
+    k.add_argument("--seconds", type=float, default=4.0, metavar="S",
+                   help="simulated seconds per rack (default 4)")
+    k.add_argument("--seed", type=int, default=1, metavar="N",
+                   help="simulator random seed (default 1)")
+    k.add_argument("--min-effect", default="0.10", metavar="FRACTION",
+                   help="smallest measured effect that is scored, as a fraction (default 0.10: "
+                        "a ratio of at least 1.1, or at most 1/1.1)")
+    k.add_argument("--holdout", action="store_true",
+                   help="out of sample: predict each pair by a profile refitted without its "
+                        "two rows (and other rows of their configurations)")
+    k.add_argument("--out", metavar="TABLE.csv", help="write the table as CSV (one row per pair)")
+    k.add_argument("--html", metavar="TABLE.html",
+                   help="write an HTML page: predicted against measured ratio, and the table")
+    k.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="processes: simulator runs (default: one per core) and each --holdout "
+                        "refit's model evaluations (default: the fitter's)")
+    add_flag(k)
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    action = {"run": _run, "fit": _fit, "validate": _validate, "ingest": _ingest}[args.command]
+    action = {"run": _run, "fit": _fit, "validate": _validate, "ingest": _ingest,
+              "knobs": _knobs}[args.command]
     return run_command(lambda: action(args))
 
 
@@ -299,6 +334,12 @@ def _validate_cv(args) -> int:
             print(f"FAIL: {msg}", file=sys.stderr)
         return 1 if bad else 0
     return 0
+
+
+def _knobs(args) -> int:
+    """``knobs``: the knob table (calibrate.knobs)."""
+    from .knobs import run_knobs
+    return run_knobs(args)
 
 
 def _set_columns(sets: list[str]) -> dict[str, Any]:
