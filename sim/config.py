@@ -8,6 +8,14 @@ FCFS queues with ``station_servers[i]`` identical servers and a buffer of
 ``buffer_pkts[i]`` waiting packets; ``n_clients = 0`` gives an open network
 fed by the Poisson source only.
 
+Two shared resources sit outside the stations: the client machines' cores
+(``client_cpu_us``, ``client_cores``: every send and resend of a thread first
+holds one core for an exponential time, threads queue for them FIFO;
+:mod:`model.rack.clients`) and each machine's commit path
+(``txn_commit_us``: a write served by a worker then holds its machine's
+commit lock for an exponential time, FIFO; :mod:`model.rack.service`). Zero
+turns either off.
+
 Arrays that change between chunks (load-dependent service means, WAL switch
 blocks) are updated in place by :class:`sim.dynamics.RackDynamics`; the
 engines read them when a service starts.
@@ -52,6 +60,9 @@ class SimConfig:
     cores: int = 0
     ctx_penalty: float = 0.0
     start_spread_us: float = 0.0               # clients start uniformly over [0, spread)
+    client_cpu_us: float = 0.0                 # client core time per send (mean; 0: none)
+    client_cores: int = 0                      # over all client machines (0: one per thread)
+    txn_commit_us: float = 0.0                 # a write's commit on its machine (mean; 0: none)
     recv_floor_us: float = 0.0                 # part of each service (reported as wait)
     gap_us: float = 0.0                        # part of each service (neither wait nor process)
     queue_cap_limit: int = 1 << 16             # open-network queues are capped here
@@ -80,6 +91,15 @@ class SimConfig:
         self.wal_block_us = np.asarray(self.wal_block_us, dtype=float).copy()
         if self.lsm_params is None:
             self.lsm_params = np.zeros(lsm_mech.P_N)
+        for name in ("client_cpu_us", "txn_commit_us"):
+            v = float(getattr(self, name))
+            if not (v >= 0.0 and math.isfinite(v)):
+                raise InputError(f"{name} must be a finite number >= 0, got {v}", field=name)
+            setattr(self, name, v)
+        if self.client_cores < 0:
+            raise InputError(f"client_cores must be >= 0, got {self.client_cores}",
+                             field="client_cores")
+        self.client_cores = int(self.client_cores)
         if self.service_cv <= 0:
             raise InputError(f"service_cv must be > 0, got {self.service_cv}", field="service_cv")
         if self.n_clients == 0 and self.open_rate_per_us <= 0:
@@ -99,6 +119,13 @@ class SimConfig:
         """The fixed part of every service: the receive floor and the gap
         (only the rest is random and stretched, model.rack.service)."""
         return self.recv_floor_us + self.gap_us
+
+    @property
+    def client_cores_used(self) -> int:
+        """Client cores that can ever be busy at once: ``client_cores``, at most
+        one per client thread (0 when there are no clients)."""
+        n = int(self.n_clients)
+        return min(self.client_cores, n) if self.client_cores > 0 else n
 
     def queue_capacity(self) -> np.ndarray:
         """Ring size per station: the buffer, bounded by what can ever be queued.
@@ -136,5 +163,6 @@ def rack_config(spec: RackSpec) -> SimConfig:
         lsm=True, lsm_params=lsm_mech.event_params(spec.lsm),
         station_machine=np.asarray(pl.machine_of, dtype=np.int64), machines=pl.machines,
         cores=sv.cores, ctx_penalty=sv.ctx_penalty,
+        client_cpu_us=c.cpu_us, client_cores=c.cores, txn_commit_us=sv.txn_commit_us,
         start_spread_us=c.send_us + c.miss_rtt_us,
         recv_floor_us=sv.recv_floor_us, gap_us=sv.gap_us)

@@ -28,20 +28,24 @@ GLOBAL = (
     "compactions",  # compaction jobs completed
     "open_done",    # open-class packets served (write-backs, or an open network's requests)
     "open_resp",    # their summed response times, us
+    "client_busy",  # busy time of the client machines' cores, us (model.rack.clients)
+    "client_res",   # time client threads spent at the client cores (waiting and busy), us
 )
 STATION = (
     "arr",          # packets that reached the worker's socket
     "drop",         # ... dropped because the receive buffer was full
     "compl",        # services completed
-    "busy",         # busy time, us (service, WAL block, slowdown and stop included)
+    "busy",         # busy time, us (service, WAL block, slowdown, stop and commit included)
     "block",        # WAL-switch and slowdown delay, us
     "stall",        # write-stop time, us
     "writes",       # writes applied
+    "commit",       # time writes spent on the machine's commit path (waiting and committing), us
 )
 
 (G_DONE, G_LAT, G_LAT2, G_HITS, G_RETRIED, G_STALE, G_RESENDS, G_WIRE, G_ISSUED, G_SWITCHES,
- G_FLUSHES, G_COMPACTIONS, G_OPEN_DONE, G_OPEN_RESP) = range(len(GLOBAL))
-C_ARR, C_DROP, C_COMPL, C_BUSY, C_BLOCK, C_STALL, C_WRITES = range(len(STATION))
+ G_FLUSHES, G_COMPACTIONS, G_OPEN_DONE, G_OPEN_RESP, G_CLIENT_BUSY,
+ G_CLIENT_RES) = range(len(GLOBAL))
+C_ARR, C_DROP, C_COMPL, C_BUSY, C_BLOCK, C_STALL, C_WRITES, C_COMMIT = range(len(STATION))
 G_N, C_N = len(GLOBAL), len(STATION)
 
 # Latency histogram: 20 buckets per decade from 0.1 us to 10^8 us (bucket k

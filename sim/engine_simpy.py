@@ -7,10 +7,20 @@ doing the scheduling. Processes:
 
 * ``_client``: one per client thread: draw a request, send, wait for a
   completing reply, the timer, or (``retry = farreach``) a stale reply that
-  restarts the wait; resend on timeout;
+  restarts the wait; resend on timeout. With client cores
+  (``cfg.client_cpu_us`` > 0) ``_client_cores`` instead: before every send
+  the thread holds one of the client cores (a FIFO
+  :class:`simpy.Resource`) for an exponential time, then the packet leaves
+  ``send_us`` later and its timer starts then (the rules of
+  :mod:`sim.fast_kernel`'s docstring: a request starts when its thread asks
+  for a core, and a request that completes while its thread waits for a
+  core to resend it hands that core time to the next request);
 * delivery callbacks: constant network delays;
 * ``_worker``: one per worker slot, FCFS from its station's receive buffer
-  (a :class:`simpy.Store`), with RocksDB's write stop before a write;
+  (a :class:`simpy.Store`), with RocksDB's write stop before a write and,
+  with ``cfg.txn_commit_us`` > 0, the write's commit after its service
+  through its machine's commit path (a FIFO :class:`simpy.Resource` of one,
+  held for an exponential time);
 * background events (flush and compaction jobs on the machines' disks) from
   :func:`model.rack.lsm.bg_next`, rescheduled whenever the state changes;
 * ``_open_source``: Poisson write-backs of evicted keys (or the requests of
@@ -50,8 +60,13 @@ class _Packet:
         self.client, self.att, self.station, self.write, self.t_arr = client, att, station, write, t_arr
 
 
+#: _Client.first of a request none of whose attempts has left yet (client cores)
+NO_ATT = 1 << 62
+CS_OUT, CS_RESEND, CS_NEW = 0, 1, 2   # at the client cores: not; for a resend; for a new request
+
+
 class _Client:
-    __slots__ = ("att", "first", "start", "done", "rearm")
+    __slots__ = ("att", "first", "start", "done", "rearm", "cs")
 
     def __init__(self):
         self.att = 0          # attempts sent so far (the current one included)
@@ -59,6 +74,7 @@ class _Client:
         self.start = 0.0
         self.done = None      # event: the outstanding request completed
         self.rearm = None     # event: a stale reply restarted the wait (retry = farreach)
+        self.cs = CS_OUT      # at the client cores? (cfg.client_cpu_us > 0)
 
 
 class SimpyEngine:
@@ -87,14 +103,19 @@ class SimpyEngine:
         self.busy_slots = np.zeros(n, dtype=np.int64)
         self.m_busy = np.zeros(cfg.machines, dtype=np.int64)
         self.ls, self.li, self.mach = lsm_mech.new_state(n, cfg.machines,
-                                                         cfg.lsm_params[lsm_mech.P_MEM], self.rng)
+                                                         cfg.lsm_params[lsm_mech.P_MEM], self.rng,
+                                                         cfg.lsm_params[lsm_mech.P_SYNC_BYTES])
         self.flush_done = [self.env.event() for _ in range(n)]
         self._bg_version = 0
         self.in_flight = 0
+        self.cores_on = cfg.client_cpu_us > 0 and cfg.n_clients > 0
+        self.client_cores = simpy.Resource(self.env, capacity=max(1, cfg.client_cores_used))
+        self.commit_paths = [simpy.Resource(self.env, capacity=1) for _ in range(cfg.machines)]
         self.clients = [_Client() for _ in range(cfg.n_clients)]
         starts = np.sort(self.rng.random(cfg.n_clients) * cfg.start_spread_us)
+        client = self._client_cores if self.cores_on else self._client
         for c, t0 in enumerate(starts):
-            self.env.process(self._client(c, float(t0)))
+            self.env.process(client(c, float(t0)))
         for s in range(n):
             for _ in range(int(cfg.station_servers[s])):
                 self.env.process(self._worker(s))
@@ -148,6 +169,66 @@ class SimpyEngine:
                         break
                 resend = True
 
+    def _client_cores(self, c: int, t0: float):
+        """A client thread that needs a client core before every send."""
+        env, cfg, G = self.env, self.cfg, self.G
+        cl = self.clients[c]
+        finite = math.isfinite(cfg.timeout_us)
+        yield env.timeout(t0)
+        self._new_request(cl)
+        cls = write = 0
+        while True:
+            asked = env.now
+            with self.client_cores.request() as req:
+                yield req
+                began = env.now
+                yield env.timeout(float(self.rng.exponential(cfg.client_cpu_us)))
+            G[counters.G_CLIENT_BUSY] += env.now - began
+            G[counters.G_CLIENT_RES] += env.now - asked
+            # what it sends is settled now: a request that completed while it
+            # waited to resend it handed this core time to the next one
+            if cl.cs == CS_NEW:
+                cls = self._draw_class()
+                write = 1 if cls >= 0 and self.rng.random() < cfg.write_frac[cls] else 0
+                cl.att += 1
+                cl.first = cl.att
+            else:
+                G[counters.G_RESENDS] += 1
+                cl.att += 1
+            cl.cs = CS_OUT
+            self._later(cfg.send_us, self._leave, c, cl.att, cls, write)
+            # the reply timer starts when the packet leaves
+            timer = env.timeout(cfg.send_us + cfg.timeout_us) if finite else None
+            while not cl.done.triggered:
+                cl.rearm = env.event()
+                yield env.any_of([cl.done, cl.rearm] + ([timer] if timer is not None else []))
+                if cl.done.triggered or not cl.rearm.triggered:
+                    break
+                timer = env.timeout(cfg.timeout_us)      # a stale reply: the wait starts over
+            cl.rearm = None
+            if cl.done.triggered:
+                self._new_request(cl)
+            else:
+                cl.cs = CS_RESEND
+
+    def _new_request(self, cl: _Client):
+        """A thread starts a request: it asks for a client core for its first send."""
+        self.G[counters.G_ISSUED] += 1
+        cl.start = self.env.now
+        cl.first = NO_ATT
+        cl.done = self.env.event()
+        cl.cs = CS_NEW
+
+    def _leave(self, c: int, att: int, cls: int, write: int):
+        """A client's packet leaves (client cores): lost, or on its way."""
+        cfg = self.cfg
+        if cfg.loss_rate > 0 and self.rng.random() < cfg.loss_rate:
+            self.G[counters.G_WIRE] += 1
+        elif cls < 0:
+            self._later(cfg.hit_rtt_us, self._reply, c, att, True)
+        else:
+            self._later(cfg.miss_rtt_us / 2, self._arrive, _Packet(c, att, cls, write))
+
     def _later(self, delay: float, fn, *args):
         self.in_flight += 1
         ev = self.env.timeout(delay)
@@ -160,7 +241,7 @@ class SimpyEngine:
     def _reply(self, c: int, att: int, hit: bool):
         cl = self.clients[c]
         G = self.G
-        if cl.done is not None and not cl.done.triggered and \
+        if cl.done is not None and not cl.done.triggered and att >= cl.first and \
                 cl_mech.reply_completes(self.cfg.retry, att, cl.att, cl.first):
             lat = self.env.now - cl.start
             G[counters.G_DONE] += 1
@@ -170,6 +251,10 @@ class SimpyEngine:
                 G[counters.G_RETRIED] += 1
             self._latency(lat)
             cl.done.succeed()
+            if cl.cs == CS_RESEND:
+                # at the client cores to resend it: that core time now serves
+                # its next request, which starts here
+                self._new_request(cl)
         else:
             G[counters.G_STALE] += 1
             if self.cfg.retry == cl_mech.RETRY_FARREACH and cl.rearm is not None \
@@ -234,6 +319,14 @@ class SimpyEngine:
                                      cfg.ctx_penalty))
             C[s, counters.C_BLOCK] += extra
             yield env.timeout(extra + work)
+            if pkt.write and cfg.txn_commit_us > 0:
+                # the write commits through its machine's commit path (the
+                # worker waits; its slot stays busy)
+                since = env.now
+                with self.commit_paths[m].request() as req:
+                    yield req
+                    yield env.timeout(float(self.rng.exponential(cfg.txn_commit_us)))
+                C[s, counters.C_COMMIT] += env.now - since
             self.m_busy[m] -= 1
             self.busy_slots[s] -= 1
             C[s, counters.C_COMPL] += 1

@@ -58,6 +58,8 @@ class FastEngine:
         P[K.P_CTX] = cfg.ctx_penalty
         P[K.P_CORES] = float(cfg.cores)
         P[K.P_FIXED] = cfg.service_fixed_us
+        P[K.P_CPU] = cfg.client_cpu_us
+        P[K.P_TXN] = cfg.txn_commit_us
         IP = np.zeros(K.I_NP, dtype=np.int64)
         IP[K.I_CLIENTS] = N
         IP[K.I_ST] = n
@@ -65,6 +67,8 @@ class FastEngine:
         IP[K.I_LSM] = int(cfg.lsm)
         IP[K.I_OPEN_WRITE] = int(cfg.open_write)
         IP[K.I_RETRY] = int(cfg.retry)
+        ccores = cfg.client_cores_used
+        IP[K.I_CCORES] = ccores
         tsize = 1
         while tsize < slots:
             tsize *= 2
@@ -105,8 +109,12 @@ class FastEngine:
         ti = np.zeros(2 * tsize, dtype=np.int64)
         K.tree_init(tv, ti, tsize)
         self.G, self.C, self.hist = counters.new_chunk(n)
-        ls, li, mach = lsm_mech.new_state(n, cfg.machines, cfg.lsm_params[lsm_mech.P_MEM], rng)
+        ls, li, mach = lsm_mech.new_state(n, cfg.machines, cfg.lsm_params[lsm_mech.P_MEM], rng,
+                                          cfg.lsm_params[lsm_mech.P_SYNC_BYTES])
         i64 = lambda k: np.zeros(k, dtype=np.int64)  # noqa: E731
+        m_lock = np.zeros((cfg.machines, K.L_N), dtype=np.int64)
+        m_lock[:, K.L_HEAD] = -1
+        m_lock[:, K.L_TAIL] = -1
         self._q_n = i64(n)
         self._sl_busy = i64(slots)
         self._sl_st = sl_st
@@ -131,6 +139,13 @@ class FastEngine:
             # RocksDB background state (model.rack.lsm) and busy workers per machine
             cfg.lsm_params, ls, li, mach, i64(cfg.machines),
             K.seed_state(seed),
+            # the client cores: each client's state there, when it asked, when its
+            # core time began; the FIFO ring of waiting clients; the heap of core ends
+            i64(N), np.zeros(N), np.zeros(N), i64(max(N, 1)),
+            np.zeros(max(ccores, 1)), i64(max(ccores, 1)),
+            # the machines' commit paths: waiting slots' links, their services' ends,
+            # per machine (held, first waiting, last waiting)
+            np.full(slots, -1, dtype=np.int64), np.zeros(slots), m_lock,
         ]
 
     def run_until(self, t_us: float) -> dict:

@@ -16,13 +16,39 @@ FIFO whose entries come out sorted:
 * timers: every client has one armed deadline, in one of three doubly
   linked lists ordered by deadline: the first sends (staggered starts), send
   deadlines (t + send + timeout) and FarReach re-arms (t + timeout). Within
-  a list a new deadline is the latest, so it is inserted from the tail.
+  a list a new deadline is the latest, so it is inserted from the tail. A
+  thread at the client cores has no armed timer: it waits in a fourth list
+  that is never scanned.
 
 Service completions use a tournament tree over the worker slots (O(log
 slots) per update, O(1) minimum). Background (flush/compaction) events are
 rare; the next one is found by a scan, redone only when one changes. The
-next event is the earliest of seven: the three FIFO heads, the tree's root,
-the earliest timer, the next background and the next open arrival.
+next event is the earliest of eight: the three FIFO heads, the tree's root,
+the earliest timer, the next background, the next open arrival and the
+earliest end of a client core's time.
+
+Two shared resources with exponential holding times, both FIFO:
+
+* the client cores (``P_CPU`` > 0, :mod:`model.rack.clients`): before each
+  send (a new request's first attempt, a resend) a thread holds one of
+  ``I_CCORES`` cores. Waiting threads are a FIFO ring of client ids, the
+  cores' ends a binary heap (at most ``I_CCORES`` entries). When a core's
+  time ends the thread sends exactly as it did at once before (the attempt,
+  the draws of a new request, the timer, the FIFO pushes): core ends come
+  in time order and the delays after the send are constants, so the FIFOs
+  stay sorted. A request starts (its latency, ``issued``) when its thread
+  asks for a core; its first attempt's reply can only come after it left
+  (``NO_ATT``). Should a request complete while its thread waits for (or
+  holds) a core to resend it, that core time serves the thread's next
+  request instead: what a thread sends is settled when its core time ends.
+* each machine's commit path (``P_TXN`` > 0, :mod:`model.rack.service`):
+  a write whose drawn service ended holds its slot and waits for the
+  machine's commit lock (``m_lock``, waiting slots linked through
+  ``sl_next``); the write completes when its commit ends, and the lock
+  passes to the next. Its slot's tree entry is the commit's end.
+
+With ``P_CPU`` = 0 and ``P_TXN`` = 0 the loop takes its earlier path: the
+same events, draws and counters, to the bit (tests/sim/test_kernel_pinned.py).
 
 State lives in numpy arrays owned by :class:`sim.fast.FastEngine`; the
 kernel runs one chunk (normally one simulated second) and returns, so
@@ -97,16 +123,26 @@ INF = 1e300
 
 # ---- float parameters (P) ----
 P_SEND, P_HIT_RTT, P_HALF_RTT, P_TIMEOUT, P_LOSS, P_HIT, P_SHAPE, P_OPEN_RATE, P_CTX, \
-    P_CORES, P_FIXED, P_NP = range(12)
+    P_CORES, P_FIXED, P_CPU, P_TXN, P_NP = range(14)
 # ---- int parameters (IP) ----
-I_CLIENTS, I_ST, I_SLOTS, I_LSM, I_OPEN_WRITE, I_TREE, I_RETRY, I_NP = range(8)
+I_CLIENTS, I_ST, I_SLOTS, I_LSM, I_OPEN_WRITE, I_TREE, I_RETRY, I_CCORES, I_NP = range(9)
 # ---- scalar int state (IS) ----
 S_HIT_H, S_HIT_N, S_ARR_H, S_ARR_N, S_RSP_H, S_RSP_N, \
-    S_BG_ST, S_BG_KIND, S_STATUS, S_NS = range(10)
+    S_BG_ST, S_BG_KIND, S_STATUS, S_CQ_H, S_CQ_N, S_CH_N, S_NS = range(13)
 # ---- scalar float state (FS) ----
 F_NOW, F_NEXT_OPEN, F_NEXT_BG, F_NF = range(4)
-# ---- timer lists: the first sends (staggered starts), send deadlines, re-arms ----
-T_START, T_SEND, T_REARM = range(3)
+# ---- timer lists: the first sends (staggered starts), send deadlines, re-arms;
+# and the parked: threads at the client cores, whose timer is not armed ----
+T_START, T_SEND, T_REARM, T_PARK = range(4)
+T_LISTS = 4
+# ---- a client thread at the client cores (cl_cs) ----
+CS_OUT, CS_RESEND, CS_NEW = 0, 1, 2      # not there; there for a resend; for a new request
+#: cl_first of a request none of whose attempts has left yet: no reply is its
+NO_ATT = 1 << 62
+# ---- a machine's commit path (m_lock columns): held?, first and last waiting slot ----
+L_HELD, L_HEAD, L_TAIL, L_N = range(4)
+# ---- a worker slot (sl_busy) ----
+SL_FREE, SL_SERVING, SL_STOPPED, SL_COMMIT = 0, 1, 2, 3
 
 HIST_BINS = K.HIST_BINS
 _CELLS = K.HIST_CELLS
@@ -445,14 +481,15 @@ def tree_init(tv, ti, size):
 
 
 def timer_lists(start: np.ndarray):
-    """The client timers' three lists (first sends, send deadlines, FarReach
-    re-arms) as ``(next, prev, deadline)`` over nodes 0..N+2: node c < N is
+    """The client timers' four lists (first sends, send deadlines, FarReach
+    re-arms, and the parked threads at the client cores) as ``(next, prev,
+    deadline)`` over nodes 0..N+3: node c < N is
     client c (its deadline ``deadline[c]``), node N + T_START etc. is a list's
     sentinel, whose next is the list's head and prev its tail (itself when the
     list is empty) and whose deadline is -inf. Every client starts in the
     first list, in the order of its start time ``start`` (sorted)."""
     n = len(start)
-    nodes = n + 3
+    nodes = n + T_LISTS
     tl_next = np.arange(nodes, dtype=np.int64)
     tl_prev = np.arange(nodes, dtype=np.int64)
     s0 = n + T_START
@@ -514,6 +551,48 @@ def _earlier(ta, ka, tb, kb):
     return ta, ka
 
 
+@njit(cache=True, inline="always")
+def _heap_push(ht, hc, n, t, c):
+    """Add (t, c) to the binary min-heap of n entries (ht times, hc ids); returns n + 1."""
+    i = _nonneg(n)
+    while i > 0:
+        p = _nonneg((i - 1) >> 1)
+        if ht[p] <= t:
+            break
+        ht[i] = ht[p]
+        hc[i] = hc[p]
+        i = p
+    ht[i] = t
+    hc[i] = c
+    return n + 1
+
+
+@njit(cache=True, inline="always")
+def _heap_pop(ht, hc, n):
+    """Remove the root of the binary min-heap of n > 0 entries; returns n - 1."""
+    n -= 1
+    if n == 0:
+        return 0
+    t = ht[_nonneg(n)]
+    c = hc[_nonneg(n)]
+    i = 0
+    while True:
+        a = _nonneg(2 * i + 1)
+        if a >= n:
+            break
+        b = a + 1
+        if b < n and ht[b] < ht[a]:
+            a = b
+        if ht[a] >= t:
+            break
+        ht[i] = ht[a]
+        hc[i] = hc[a]
+        i = a
+    ht[i] = t
+    hc[i] = c
+    return n
+
+
 @njit(cache=True)
 def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
               st_acc, st_alias, open_acc, open_alias, svc_mean, wfrac, st_c, st_slot0, st_buf, st_mach, wal_block,
@@ -523,7 +602,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
               rsp_t, rsp_c, rsp_a,
               q_c, q_a, q_w, q_t, q_h, q_n,
               sl_st, sl_busy, sl_c, sl_a, sl_w, sl_arr, sl_start, sl_since, tv, ti,
-              lp, ls, li, mach, m_busy, rs):
+              lp, ls, li, mach, m_busy, rs,
+              cl_cs, cl_ask, cl_cstart, cq, ch_t, ch_c, sl_next, sl_cst, m_lock):
     # every array the loop hands to a function, not reference-counted
     tv = _unowned(tv)
     ti = _unowned(ti)
@@ -540,6 +620,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     ls = _unowned(ls)
     li = _unowned(li)
     mach = _unowned(mach)
+    ch_t = _unowned(ch_t)
+    ch_c = _unowned(ch_c)
     send = P[P_SEND]
     hit_rtt = P[P_HIT_RTT]
     half = P[P_HALF_RTT]
@@ -551,7 +633,13 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     ctx = P[P_CTX]
     cores = P[P_CORES]
     fixed = P[P_FIXED]
+    cpu = P[P_CPU]
+    txn = P[P_TXN]
     n_cl = IP[I_CLIENTS]
+    cpu_on = cpu > 0.0 and n_cl > 0     # the client cores (else: every send at once)
+    txn_on = txn > 0.0                  # the machines' commit paths
+    ccores = IP[I_CCORES]
+    cap_cq = cq.shape[0]
     lsm_on = IP[I_LSM] != 0
     open_write = IP[I_OPEN_WRITE]
     tsize = IP[I_TREE]
@@ -573,6 +661,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     rsp_n = IS[S_RSP_N]
     bg_st = IS[S_BG_ST]
     bg_kind = IS[S_BG_KIND]
+    cq_h = IS[S_CQ_H]
+    cq_n = IS[S_CQ_N]
+    ch_n = IS[S_CH_N]
     next_open = FS[F_NEXT_OPEN]
     next_bg = FS[F_NEXT_BG]
     # each FIFO's head time (INF when empty), kept beside it so that picking
@@ -583,6 +674,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     # likewise the earliest service end and the earliest client timer,
     # updated where the tree and the timer lists change
     tree_nt = tv[1]
+    core_nt = ch_t[0] if ch_n > 0 else INF
     timer_nt, timer_c = _timer_head(n_cl, cl_dl, tl_next)
     rng = (rs[0], rs[1], rs[2], rs[3])      # the generator's state (_u01)
     ret = 0
@@ -602,6 +694,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     g_issued = 0.0
     g_wire = 0.0
     g_switches = 0.0
+    g_cbusy = 0.0
+    g_cres = 0.0
 
     while True:
         # ---- pick the earliest event source ----
@@ -609,7 +703,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
         # source), not a chain of compares: the loop waits on this choice
         t12, k12 = _earlier(hit_nt, 1, arr_nt, 2)
         t34, k34 = _earlier(rsp_nt, 3, tree_nt, 4)
-        t67, k67 = _earlier(next_bg, 6, next_open, 7)
+        t78, k78 = _earlier(next_open, 7, core_nt, 8)
+        t67, k67 = _earlier(next_bg, 6, t78, k78)
         ta, ka = _earlier(t12, k12, t34, k34)
         tb, kb = _earlier(timer_nt, 5, t67, k67)
         t, kind = _earlier(ta, ka, tb, kb)
@@ -621,6 +716,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
 
         send_c = -1          # client that sends now (a new request or a resend)
         new_req = False
+        ask_c = -1           # client that asks for a client core now (cpu_on)
+        ask_new = False      # ... for a new request (else for a resend)
         arr_c_ = -2          # a packet reaching a worker: client (-1 open request, -3 write-back)
         arr_a_ = 0
         arr_s_ = 0
@@ -632,6 +729,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
         # event's own work: waiting for its logarithm was the loop's longest
         # stall. A packet arrival (2) or a completion (4) draws nothing before
         # its service starts, so the generator's next uniform is that draw's.
+        # A commit's or a client core's time, when one starts, is always its
+        # event's first draw, so it takes this one too (and a service after
+        # it in the same event draws anew).
         ahead = kind == 2 or kind == 4
         log_ahead, rng_ahead = _log_draw(rng)
 
@@ -650,7 +750,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 rsp_h = k + 1 if k + 1 < cap_rsp else 0
                 rsp_n -= 1
                 rsp_nt = rsp_t[_nonneg(rsp_h)] if rsp_n > 0 else INF
-            if _cl.reply_completes(retry, a, cl_att[c], cl_first[c]):
+            if a >= cl_first[c] and _cl.reply_completes(retry, a, cl_att[c], cl_first[c]):
                 lat = t - cl_start[c]
                 g_done += 1.0
                 if kind == 1:
@@ -660,11 +760,22 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 g_lat += lat
                 g_lat2 += lat * lat
                 hist[hist_bin(lat)] += 1
-                send_c = c
-                new_req = True
+                if not cpu_on:
+                    send_c = c
+                    new_req = True
+                elif cl_cs[c] == CS_RESEND:
+                    # it waits for (or holds) a core to resend: that core time
+                    # now serves its next request, which starts here
+                    g_issued += 1.0
+                    cl_start[c] = t
+                    cl_first[c] = NO_ATT
+                    cl_cs[c] = CS_NEW
+                else:
+                    ask_c = c
+                    ask_new = True
             else:
                 g_stale += 1.0
-                if retry == _cl.RETRY_FARREACH:
+                if retry == _cl.RETRY_FARREACH and cl_cs[c] == CS_OUT:
                     # the client's receive returned; its wait starts over
                     _timer_set(c, t + timeout, n_cl + T_REARM, cl_dl, tl_next, tl_prev)
                     timer_nt, timer_c = _timer_head(n_cl, cl_dl, tl_next)
@@ -677,10 +788,47 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             arr_h = k + 1 if k + 1 < cap_arr else 0
             arr_n -= 1
             arr_nt = arr_t[_nonneg(arr_h)] if arr_n > 0 else INF
+        elif kind == 4 and txn_on and sl_w[_nonneg(ti[1])] != 0 and \
+                sl_busy[_nonneg(ti[1])] == SL_SERVING:
+            # a write's service ended: it commits through its machine's commit
+            # path, one commit at a time, first come first served; the worker
+            # waits (its slot stays busy)
+            sl = _nonneg(ti[1])
+            m = _nonneg(st_mach[_nonneg(sl_st[sl])])
+            sl_busy[sl] = SL_COMMIT
+            sl_cst[sl] = t
+            if m_lock[m, L_HELD] == 0:
+                m_lock[m, L_HELD] = 1
+                # the event's first draw: the one begun ahead
+                rng = rng_ahead
+                ahead = False
+                tree_nt = _tree_set(tv, ti, tsize, sl, t - txn * log_ahead)
+            else:
+                sl_next[sl] = -1
+                if m_lock[m, L_HEAD] < 0:
+                    m_lock[m, L_HEAD] = sl
+                else:
+                    sl_next[_nonneg(m_lock[m, L_TAIL])] = sl
+                m_lock[m, L_TAIL] = sl
+                tree_nt = _tree_set(tv, ti, tsize, sl, INF)
         elif kind == 4:      # a worker finishes a request
             sl = _nonneg(ti[1])
             s = _nonneg(sl_st[sl])
             m = _nonneg(st_mach[s])
+            if txn_on and sl_busy[sl] == SL_COMMIT:
+                # its commit ended: the machine's next waiting commit starts
+                C[s, K.C_COMMIT] += t - sl_cst[sl]
+                nx = m_lock[m, L_HEAD]
+                if nx >= 0:
+                    nx = _nonneg(nx)
+                    m_lock[m, L_HEAD] = sl_next[nx]
+                    if sl_next[nx] < 0:
+                        m_lock[m, L_TAIL] = -1
+                    rng = rng_ahead          # the event's first draw: the one begun ahead
+                    ahead = False
+                    tree_nt = _tree_set(tv, ti, tsize, nx, t - txn * log_ahead)
+                else:
+                    m_lock[m, L_HELD] = 0
             C[s, K.C_COMPL] += 1.0
             C[s, K.C_BUSY] += t - sl_start[sl]
             if sl_w[sl] != 0:
@@ -728,12 +876,18 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 tree_nt = _tree_set(tv, ti, tsize, sl, INF)
         elif kind == 5:      # a client's timer: its first send, or a resend after a timeout
             c = timer_c
-            send_c = c
-            if cl_started[c] == 0:
-                cl_started[c] = 1
-                new_req = True
+            if cpu_on:           # first a client core (the resend is counted when it leaves)
+                ask_c = c
+                if cl_started[c] == 0:
+                    cl_started[c] = 1
+                    ask_new = True
             else:
-                g_resends += 1.0
+                send_c = c
+                if cl_started[c] == 0:
+                    cl_started[c] = 1
+                    new_req = True
+                else:
+                    g_resends += 1.0
         elif kind == 6:      # a background (flush / compaction) event
             s = bg_st
             bk = bg_kind
@@ -743,7 +897,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             elif bk == _lsm.EV_COMPACTION:
                 g_compactions += 1.0
             next_bg, bg_st, bg_kind = _lsm.bg_next(lp, st_mach, ls, li, mach)
-        else:                # kind == 7: an open (Poisson) arrival
+        elif kind == 7:      # an open (Poisson) arrival
             arr_c_ = -1 if n_cl == 0 else -3
             arr_a_ = 0
             u, rng = _u01(rng)
@@ -751,6 +905,52 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             arr_w_ = open_write
             gap, rng = _exponential(rng, 1.0 / open_rate)
             next_open = t + gap
+        else:                # kind == 8: a client core's time ends; its thread sends
+            c = _nonneg(ch_c[0])
+            ch_n = _heap_pop(ch_t, ch_c, ch_n)
+            g_cbusy += t - cl_cstart[c]
+            g_cres += t - cl_ask[c]
+            send_c = c
+            new_req = cl_cs[c] == CS_NEW
+            if not new_req:
+                g_resends += 1.0
+            cl_cs[c] = CS_OUT
+            if cq_n > 0:         # the core goes to the longest-waiting thread
+                c2 = _nonneg(cq[_nonneg(cq_h)])
+                cq_h = cq_h + 1 if cq_h + 1 < cap_cq else 0
+                cq_n -= 1
+                rng = rng_ahead      # the event's first draw: the one begun ahead
+                cl_cstart[c2] = t
+                ch_n = _heap_push(ch_t, ch_c, ch_n, t - cpu * log_ahead, c2)
+            core_nt = ch_t[0] if ch_n > 0 else INF
+
+        # ---- a client asks for a client core (its new request, or a resend) ----
+        if ask_c >= 0:
+            c = _nonneg(ask_c)
+            if ask_new:
+                g_issued += 1.0
+                cl_start[c] = t
+                cl_first[c] = NO_ATT
+                cl_cs[c] = CS_NEW
+            else:
+                cl_cs[c] = CS_RESEND
+            cl_ask[c] = t
+            # no timer runs while it is at the client cores
+            _timer_set(c, INF, n_cl + T_PARK, cl_dl, tl_next, tl_prev)
+            timer_nt, timer_c = _timer_head(n_cl, cl_dl, tl_next)
+            if ch_n < ccores:
+                # the event's first draw (a reply or a timer that asks draws
+                # nothing else): the one begun ahead
+                rng = rng_ahead
+                cl_cstart[c] = t
+                ch_n = _heap_push(ch_t, ch_c, ch_n, t - cpu * log_ahead, c)
+                core_nt = ch_t[0]
+            else:
+                j = cq_h + cq_n
+                if j >= cap_cq:
+                    j -= cap_cq
+                cq[_nonneg(j)] = c
+                cq_n += 1
 
         # ---- a client sends (its new request's first attempt, or a resend) ----
         # (its fields in locals: each stored once, none loaded again after a
@@ -760,8 +960,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
             att = cl_att[c] + 1
             cl_att[c] = att
             if new_req:
-                g_issued += 1.0
-                cl_start[c] = t
+                if not cpu_on:       # (with the client cores: when it asked for one)
+                    g_issued += 1.0
+                    cl_start[c] = t
                 cl_first[c] = att
                 u_hit, rng = _u01(rng)
                 u_st, rng = _u01(rng)
@@ -904,6 +1105,9 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     IS[S_RSP_N] = rsp_n
     IS[S_BG_ST] = bg_st
     IS[S_BG_KIND] = bg_kind
+    IS[S_CQ_H] = cq_h
+    IS[S_CQ_N] = cq_n
+    IS[S_CH_N] = ch_n
     FS[F_NEXT_OPEN] = next_open
     FS[F_NEXT_BG] = next_bg
     FS[F_NOW] = t
@@ -921,6 +1125,8 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
     G[K.G_ISSUED] += g_issued
     G[K.G_WIRE] += g_wire
     G[K.G_SWITCHES] += g_switches
+    G[K.G_CLIENT_BUSY] += g_cbusy
+    G[K.G_CLIENT_RES] += g_cres
     IS[S_STATUS] = ret
     rs[0], rs[1], rs[2], rs[3] = rng
     return ret

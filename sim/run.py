@@ -33,6 +33,14 @@ completed ones and the percentiles are theirs.
 Counts: ``pktloss`` (dropped packets) and ``false_pos`` (resent packets) are
 scaled to the scenario's run length like the analytic solver's;
 ``details["pktloss_sim"]`` / ``["false_pos_sim"]`` hold the raw counts.
+
+The client machines' cores: their busy fraction is the outcome's
+``client_util``, ``details["client_cores_utilization"]`` (as the analytic
+solver names it) and the timeline's ``client_util`` per second;
+``details["client_cores_us_per_request"]`` is the time threads spent there
+(waiting and busy) per completed request. ``details["commit_us_per_write"]``
+is each worker's time per write on its machine's commit path (waiting and
+committing; part of its process time).
 """
 
 from __future__ import annotations
@@ -158,6 +166,7 @@ def _timeline_row(t_s: float, span_us: float, c: dict, cfg: SimConfig) -> dict:
         "pktloss": float(c["drop"].sum() + c["wire"]),
         "false_pos": float(c["resends"]),
         "latency_us": _latency(cfg, span_us, c["done"], c["lat"]),
+        "client_util": _client_util(cfg, span_us, c["client_busy"]),
     }
     for i in range(cfg.stations):
         w, p, _ = _wait_process(span_us, c["compl"][i], c["busy"][i], cfg)
@@ -182,6 +191,14 @@ def _latency(cfg: SimConfig, span_us: float, done: float, lat_sum_us: float) -> 
     if cfg.n_clients > 0:
         return cfg.n_clients * span_us / done
     return lat_sum_us / done
+
+
+def _client_util(cfg: SimConfig, span_us: float, busy_us: float) -> float:
+    """Busy fraction of the client machines' cores (0 without them)."""
+    if cfg.client_cpu_us <= 0 or cfg.n_clients <= 0 or span_us <= 0:
+        return 0.0
+    cores = cfg.client_cores if cfg.client_cores > 0 else cfg.n_clients
+    return float(busy_us / (cores * span_us))
 
 
 def _wait_process(span_us: float, completions: float, busy_us: float, cfg: SimConfig):
@@ -288,7 +305,8 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
         block_frac=T["block"] / span if span > 0 else np.zeros(n),
         stretch=np.ones(n), latency_us=float(lat), timeout_share=float(timeout_share),
         lost_per_request=lost / done if done > 0 else 0.0,
-        pktloss=lost * scale, false_pos=float(T["resends"]) * scale)
+        pktloss=lost * scale, false_pos=float(T["resends"]) * scale,
+        client_util=_client_util(cfg, span, T["client_busy"]))
     hist = T["hist"]
     pct = {f"p{k}": _percentile(hist, q) for k, q in
            (("50", 0.5), ("90", 0.9), ("99", 0.99), ("999", 0.999))}
@@ -314,6 +332,11 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
         "stall_us_per_server": T["stall"].tolist(),
         "blocked_us_per_server": T["block"].tolist(),
         "latency_completed_us": lat_done,
+        # the client cores and the commit paths, named as the analytic solver's details
+        "client_cores_utilization": _client_util(cfg, span, T["client_busy"]),
+        "client_cores_us_per_request": T["client_res"] / done if done > 0 else math.nan,
+        "commit_us_per_write": [float(c / w) if w > 0 else 0.0
+                                for c, w in zip(T["commit"], T["writes"])],
         "latency_sd_us": math.sqrt(max(0.0, T["lat2"] / done - lat_done * lat_done))
         if done > 0 else math.nan,
     }

@@ -46,6 +46,12 @@ def test_small_memtables_under_heavy_writes_stall(profile):
 
 
 def test_more_data_makes_throughput_decay(profile):
-    f = facts.data_decay(profile, seconds=4.0)
+    # The decay is the SST part of each service growing with the data. A rack
+    # whose machines' commit paths (TransactionDB, storage.db = "txn") limit
+    # it hides it: a commit does not grow with the data (at the profile's
+    # prior txn_commit_us of 7.5 us the default rack is capped there, and
+    # decays by 0.7 % over 100M queries). So the commit path is off here.
+    f = facts.data_decay(profile.with_values({"txn_commit_us": 0.0}, source="test"),
+                         seconds=4.0)
     assert f["decay_100M"] > 0.02
     assert f["decay_100M"] > f["decay_10M"] + 0.01

@@ -1,12 +1,14 @@
 """Operational laws checked on the simulator's own output (fast engine).
 
 * Little's law for the closed loop: N = X R, where R runs from a request's
-  first send to its reply. Counting from t = 0, the only error is the
-  boundary: requests in progress at the end (N of them, each younger than
-  its latency) are in N T but not in X R T, so |N - X R| / N <= R_max / T.
-* Utilisation law: U_i = X_i S_i with S_i the configured mean service.
-  The busy time is a sum of X_i T independent service times, so its
-  relative standard error is CV / sqrt(X_i T); we allow 4 of them.
+  start (its thread asking for a client core) to its reply. Counting from
+  t = 0, the only error is the boundary: requests in progress at the end (N
+  of them, each younger than its latency) are in N T but not in X R T, so
+  |N - X R| / N <= R_max / T.
+* Utilisation law: U_i = X_i S_i with S_i the configured mean service (the
+  busy time less blocks, stops and commits). The busy time is a sum of
+  X_i T independent service times, so its relative standard error is
+  CV / sqrt(X_i T); we allow 4 of them.
 * Flow balance, exactly: packets that reached a worker = completions +
   drops + still queued + in service; client requests started = completed +
   one outstanding per client.
@@ -59,8 +61,8 @@ def test_utilization_law(profile):
         x_i = r.compl[i] / r.span_us
         u_i = r.busy[i] / r.span_us
         s_i = cfg.service_mean_us[i]
-        # busy = services + WAL-switch blocks + write stops
-        extra = (r.block[i] + r.stall[i]) / r.span_us
+        # busy = services + WAL-switch blocks + write stops + commits (waiting included)
+        extra = (r.block[i] + r.stall[i] + r.commit[i]) / r.span_us
         se = cfg.service_cv / math.sqrt(r.compl[i])
         assert u_i - extra == pytest.approx(x_i * s_i, rel=4 * se + 1e-3)
 

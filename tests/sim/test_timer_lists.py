@@ -1,7 +1,8 @@
 """The fast kernel's client timers (sim.fast_kernel._timer_set): three lists,
 each kept in deadline order by inserting from its tail (first sends, send
-deadlines, FarReach re-arms), each closed by a sentinel node
-(sim.fast_kernel.timer_lists)."""
+deadlines, FarReach re-arms), and a fourth of the threads at the client
+cores, whose timers are not armed (deadline INF); each closed by a sentinel
+node (sim.fast_kernel.timer_lists)."""
 
 import subprocess
 import sys
@@ -21,9 +22,9 @@ def _lists(engine: FastEngine):
     """Each timer list as the clients in it, head to tail, with their deadlines
     (walked forward from its sentinel and checked backward)."""
     nxt, prev, dl = engine._tl_next, engine._tl_prev, engine._cl_dl
-    n = len(nxt) - 3
+    n = len(nxt) - K.T_LISTS
     out = []
-    for lst in range(3):
+    for lst in range(K.T_LISTS):
         sentinel = n + lst
         seen, c = [], nxt[sentinel]
         while c != sentinel:
@@ -41,6 +42,7 @@ def test_the_lists_start_with_every_client_in_the_first_in_start_order():
     n = len(start)
     assert list(nxt[:n]) == [1, 2, 3, n] and nxt[n] == 0 and prev[n] == n - 1
     assert nxt[n + 1] == prev[n + 1] == n + 1 and nxt[n + 2] == prev[n + 2] == n + 2
+    assert nxt[n + 3] == prev[n + 3] == n + 3
     assert np.array_equal(dl[:n], start) and np.all(dl[n:] == -np.inf)
 
 
@@ -52,6 +54,7 @@ def test_every_client_is_in_one_list_and_each_list_is_in_deadline_order():
     spec = compile_rack(sc, Profile.load("tofino-testbed"))
     sim = FastSimulator(0.02, 1)
     cfg, dyn = sim.config(spec)
+    cfg.client_cpu_us, cfg.client_cores = 14.0, 24     # threads queue for the client cores
     eng = FastEngine(cfg, 1)
     for t in (50.0, 2_000.0, 20_000.0):
         eng.run_until(t)
@@ -59,8 +62,11 @@ def test_every_client_is_in_one_list_and_each_list_is_in_deadline_order():
         members = sorted(c for seen, _ in lists for c in seen)
         assert members == list(range(n))
         for seen, deadlines in lists:
-            assert np.all(np.diff(deadlines) >= 0)
-    assert sum(len(seen) for seen, _ in lists[1:]) > 0
+            assert np.all(deadlines[1:] >= deadlines[:-1])
+    assert sum(len(seen) for seen, _ in lists[1:3]) > 0
+    # threads wait at the client cores, unarmed
+    assert len(lists[K.T_PARK][0]) > 0
+    assert np.all(lists[K.T_PARK][1] == K.INF)
 
 
 def test_a_rack_of_many_clients_that_re_arm_finishes():
@@ -70,7 +76,8 @@ def test_a_rack_of_many_clients_that_re_arm_finishes():
     # list, each re-arm walked back past every client that had sent within the
     # last send time: 20 simulated ms took 21 s, 50 ms did not end in 15
     # minutes. Here 50 ms must end well inside two minutes (about 3 s): a run
-    # that finishes, not a speed target.
+    # that finishes, not a speed target. (Without client core time: with the
+    # profile's few client cores these threads would wait for them, not re-arm.)
     code = textwrap.dedent("""
         from model.profile import Profile
         from model.rack import compile_rack
@@ -87,7 +94,8 @@ def test_a_rack_of_many_clients_that_re_arm_finishes():
             "workload.records": 15522, "workload.read_ratio": 0.34422969876689,
             "workload.key_bytes": 11, "workload.value_bytes": 1,
             "workload.queries_m": 0.004610879518478443})
-        p = FastSimulator(0.05, 1).solve(compile_rack(sc, Profile.load("tofino-testbed")))
+        pf = Profile.load("tofino-testbed").with_values({"client_cpu_us": 0.0}, source="test")
+        p = FastSimulator(0.05, 1).solve(compile_rack(sc, pf))
         print(p.details["requests"], p.details["stale_replies_sim"])
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
