@@ -10,14 +10,18 @@ of the :class:`~sim.config.SimConfig` when a service starts.
 
 ``data_scale`` counts every simulated write as that many writes of data, so
 a short simulation can preview how a whole run's data growth slows it down.
+
+The first chunk starts from the analytic solver's answer for the same rack
+(:func:`initial_load`), so it runs near the load the run settles at.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+import math
+
 from model.rack import RackSpec, lsm as lsm_mech, service as svc_mech
-from model.solvers import mva_core
 
 from .config import SimConfig
 
@@ -25,13 +29,17 @@ MIB = lsm_mech.MIB
 
 
 class RackDynamics:
-    def __init__(self, spec: RackSpec, cfg: SimConfig, data_scale: float = 1.0):
+    """``initial``: :func:`initial_load` of ``spec``, when the caller has it already."""
+
+    def __init__(self, spec: RackSpec, cfg: SimConfig, data_scale: float = 1.0,
+                 initial: tuple[np.ndarray, np.ndarray, float] | None = None):
         self.spec = spec
         self.cfg = cfg
         self.data_scale = float(data_scale)
         self.machine_of = np.asarray(spec.placement.machine_of, dtype=np.int64)
         self.writes = np.zeros(spec.servers)
-        self.util, self.machine_mbps, _ = initial_load(spec)
+        util, mbps, _ = initial if initial is not None else initial_load(spec)
+        self.util, self.machine_mbps = util.copy(), mbps.copy()
         self.apply()
 
     def apply(self) -> None:
@@ -56,31 +64,26 @@ class RackDynamics:
 
 
 def initial_load(spec: RackSpec) -> tuple[np.ndarray, np.ndarray, float]:
-    """A product-form estimate of utilisations, machine write rates (MiB/s) and
-    throughput (requests per us), only to start a simulation from a plausible load."""
+    """Utilisations, machine write rates (MiB/s) and throughput (requests per
+    us) to start a simulation from: the analytic solver's prediction of the
+    same rack (:func:`model.solvers.analytic.solve`), every mechanism in.
+
+    Where it predicts no throughput (no request can complete: a strict
+    client's timeout shorter than any reply, or a solve that found none) the
+    machines write nothing and the workers start at its utilisations (the
+    resends of stuck threads; idle where it has none)."""
+    # imported here: the solver compiles (or loads its compiled code) on first use
+    from model.solvers.analytic import solve
     n = spec.servers
-    sv, pl = spec.service, spec.placement
+    pl = spec.placement
     machine_of = np.asarray(pl.machine_of, dtype=np.int64)
-    ones = np.ones(n)
-    proc = svc_mech.cost_at(sv, np.zeros(n)) * svc_mech.load_factor(
-        ones, svc_mech.busy_peers(ones, machine_of), sv.idle_penalty, sv.share_penalty)
-    svc = proc + sv.recv_floor_us + sv.gap_us
-    shares = np.asarray(pl.shares)
-    h = pl.hit_ratio
-    c = spec.clients
-    think = c.send_us + h * c.hit_rtt_us + (1 - h) * c.miss_rtt_us
-    active = shares > 0
-    util = np.zeros(n)
-    mbps = np.zeros(pl.machines)
-    if not active.any():
-        return util, mbps, 0.0
-    # the analytic solver's X(N) (exact up to mva_core.N_EXACT clients, the
-    # Schweitzer root past them: the fixed-point iteration used here before
-    # did not converge for a soak rack of 687,883 clients)
-    v, S = shares[active], svc[active]
-    zero = np.zeros(len(v))
-    x = mva_core.throughput_at(v, S, S, zero, zero, zero, think, int(c.threads))
-    util[active] = np.minimum(x * v * S, 1.0)
-    writes = x * 1e6 * shares * np.asarray(pl.write_frac)
-    mbps = np.bincount(machine_of, weights=writes * spec.lsm.entry_bytes, minlength=pl.machines) / MIB
-    return util, mbps, float(x)
+    pred = solve(spec)
+    util = np.array([s.utilization for s in pred.servers[:n]], dtype=float)
+    util = np.clip(np.where(np.isfinite(util), util, 0.0), 0.0, 1.0)
+    x = float(pred.throughput_mops)                      # requests per us
+    if not (x > 0.0 and math.isfinite(x)):
+        return util, np.zeros(pl.machines), 0.0
+    writes = x * 1e6 * np.asarray(pl.shares) * np.asarray(pl.write_frac)
+    mbps = np.bincount(machine_of, weights=writes * spec.lsm.entry_bytes,
+                       minlength=pl.machines) / MIB
+    return util, mbps, x

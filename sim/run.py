@@ -64,7 +64,7 @@ from model.scenario import Scenario
 
 from . import counters
 from .config import SimConfig, rack_config
-from .dynamics import RackDynamics
+from .dynamics import RackDynamics, initial_load
 from .progress import bar as pbar, wanted
 
 __all__ = ["FastSimulator", "SimpySimulator", "SimResult", "run_config", "simulate",
@@ -248,10 +248,11 @@ class FastSimulator:
         cfg = rack_config(spec)
         if self.keys:                         # actual keys: only the SimPy engine samples them
             cfg.keyspace = spec.placement.keys
+        initial = initial_load(spec)
         scale = self.data_scale
         if scale is None:
-            scale = _whole_run_scale(spec, self.seconds)
-        return cfg, RackDynamics(spec, cfg, data_scale=scale)
+            scale = _whole_run_scale(spec, self.seconds, initial[2])
+        return cfg, RackDynamics(spec, cfg, data_scale=scale, initial=initial)
 
     def solve(self, spec: RackSpec) -> Prediction:
         why = no_completion(spec.clients, spec.placement.hit_ratio)
@@ -273,10 +274,13 @@ class SimpySimulator(FastSimulator):
         super().__init__(seconds, seed, keys=keys, **kw)
 
 
-def _whole_run_scale(spec: RackSpec, seconds: float) -> float:
-    """Data writes per simulated write that make ``seconds`` stand for the run."""
-    from .dynamics import initial_load
-    expected = initial_load(spec)[2] * seconds * 1e6
+def _whole_run_scale(spec: RackSpec, seconds: float, x: float | None = None) -> float:
+    """Data writes per simulated write that make ``seconds`` stand for the run
+    (``x``: the expected throughput, requests per us; by default the one the
+    simulation starts from)."""
+    if x is None:
+        x = initial_load(spec)[2]
+    expected = x * seconds * 1e6
     return max(1.0, spec.queries / expected) if expected > 0 else 1.0
 
 
