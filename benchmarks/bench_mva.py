@@ -16,7 +16,6 @@ import argparse
 import statistics
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -24,18 +23,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from model.queueing import Station, mva_approx, mva_exact  # noqa: E402
-
-
-@contextmanager
-def setting(module, name: str, value):
-    """``module.name = value`` for the block, then back: a shipped setting and
-    its baseline timed in the same run."""
-    saved = getattr(module, name)
-    setattr(module, name, value)
-    try:
-        yield
-    finally:
-        setattr(module, name, saved)
 
 
 def median_of(fn, repeat: int) -> tuple[float, object]:

@@ -10,7 +10,9 @@ live beside their mechanisms: ``without_*`` in ``model/rack/*.py``):
 
 =============  ==============================================================
 ``loss``       timeouts and loss: receive-buffer overflow, wire loss, resends
-``stalls``     storage stalls: WAL switches, write slowdown and stops
+``clients``    the client machines' cores: threads wait for a core to send
+``commit``     TransactionDB's commit path shared by a machine's instances
+``stalls``     storage stalls: WAL switches, WAL syncs, write slowdown and stops
 ``cores``      threads outnumber cores (CPU stretch)
 ``contention`` load-dependent speed: idle workers run cold, busy peers on a
                machine slow each other
@@ -77,6 +79,14 @@ def _loss_off(spec: RackSpec, ref: RackSpec) -> RackSpec:
                    network=network.without_loss(spec.network, spec.clients.threads))
 
 
+def _clients_off(spec: RackSpec, ref: RackSpec) -> RackSpec:
+    return replace(spec, clients=clients.without_client_limit(spec.clients))
+
+
+def _commit_off(spec: RackSpec, ref: RackSpec) -> RackSpec:
+    return replace(spec, service=service.without_commit_path(spec.service))
+
+
 def _stalls_off(spec: RackSpec, ref: RackSpec) -> RackSpec:
     return replace(spec, lsm=lsm.without_stalls(spec.lsm))
 
@@ -109,8 +119,12 @@ def _writebacks_off(spec: RackSpec, ref: RackSpec) -> RackSpec:
 MECHANISMS: tuple[Mechanism, ...] = (
     Mechanism("loss", "timeouts and loss",
               "receive buffers hold every client's packet, no wire loss, no timeout", _loss_off),
-    Mechanism("stalls", "storage stalls (WAL switch, slowdown, stop)",
-              "WAL switches cost nothing, immutables never reach maxnum", _stalls_off),
+    Mechanism("clients", "client machines' cores",
+              "a client core for every thread", _clients_off),
+    Mechanism("commit", "TransactionDB commit path",
+              "writes commit as in a plain DB", _commit_off),
+    Mechanism("stalls", "storage stalls (WAL switch and sync, slowdown, stop)",
+              "WAL switches and syncs cost nothing, immutables never reach maxnum", _stalls_off),
     Mechanism("cores", "oversubscribed cores",
               "a core for every worker and background thread", _cores_off),
     Mechanism("contention", "CPU contention and idle slowdown",

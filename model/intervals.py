@@ -139,9 +139,6 @@ def predict_with_intervals(scenarios: Sequence[Any], profile: Profile, z: float 
     out = []
     level = 2.0 * _norm_cdf(z) - 1.0
     for i, p in enumerate(preds[0]):
-        if any(q[i] is None for q in preds[1:]):     # unsettled: no interval (solve_grid)
-            out.append(IntervalPrediction(p, None, None, level))
-            continue
         iv = throughput_interval(p.throughput_mops, [q[i].throughput_mops for q in preds[1:]],
                                  profile, kind, z) or {}
         out.append(IntervalPrediction(p, iv.get("lo_mops"), iv.get("hi_mops"), level))
@@ -163,50 +160,58 @@ def throughput_interval(centre_mops: float, at_points: Sequence[float], profile:
 
 def solve_grid(scenarios: Sequence[Any], profiles: Sequence[Profile], predict_many,
                progress: Callable[[int, int], None] | None = None,
-               chunk: int = 512) -> list[list[Any]]:
-    """predictions[profile][scenario]: every pair solved in batches of about
-    ``chunk`` racks.
+               chunk: int = 2048) -> list[list[Any]]:
+    """predictions[profile][scenario]: every pair solved, in batches of about
+    ``chunk`` racks (``progress(done, total)`` between them).
 
-    A batch holds whole scenarios: their centres (the first profile) as the
-    leaders, solved cold, and the sigma-point profiles of each, started from
-    their centre (``warm_from``): a sigma point moves the fixed point a
-    little, so it is reached in a few steps instead of from scratch. A
-    scenario whose centre did not settle (``details["converged"]`` false)
-    gets ``None`` at the other profiles (``predict_many`` does not solve
-    them): an interval around a point that is not a fixed point means
-    nothing, and its sigma points would each cost the full step budget
-    again."""
+    Rack scenarios (:class:`model.scenario.Scenario`) are solved by the
+    analytic batch directly: their workload is evaluated once for all the
+    profiles, and the racks under the other profiles (sigma points, near the
+    first) start their root search at the first profile's answer. Other
+    scenarios go through ``predict_many``."""
+    from .scenario import Scenario
     n, k = len(scenarios), len(profiles)
     out: list[list[Any]] = [[None] * n for _ in range(k)]
+    racks = all(isinstance(sc, Scenario) for sc in scenarios)
     per = max(1, chunk // max(k, 1))
     done = 0
     for a in range(0, n, per):
         block = list(range(a, min(a + per, n)))
-        scs = [scenarios[i] for _ in range(k) for i in block]
-        profs = [p for p in profiles for _ in block]
-        warm = None if k == 1 else \
-            [None if j < len(block) else j % len(block) for j in range(len(scs))]
-        # the racks of this block as they finish (a collapse chain's rack can
-        # take a minute); without a progress hook, predict_many is called plain
-        kw = {} if progress is None else \
-            {"progress": lambda d, t, base=done: progress(base + d, n * k)}
-        preds = predict_many(scs, profs, warm_from=warm, **kw)
-        for j, pred in enumerate(preds):
-            out[j // len(block)][block[j % len(block)]] = pred
-        for i in block:
-            if not settled(out[0][i]):
-                for q in range(1, k):
-                    out[q][i] = None
+        if racks:
+            _solve_rack_block([scenarios[i] for i in block], profiles, out, block)
+        else:
+            scs = [scenarios[i] for _ in range(k) for i in block]
+            profs = [p for p in profiles for _ in block]
+            preds = predict_many(scs, profs)
+            for j, pred in enumerate(preds):
+                out[j // len(block)][block[j % len(block)]] = pred
         done += k * len(block)
         if progress is not None:
             progress(done, n * k)
     return out
 
 
-def settled(pred: Any) -> bool:
-    """Did the solver settle this prediction (``details["converged"]``, true when absent)?"""
-    details = getattr(pred, "details", None) or {}
-    return bool(details.get("converged", True))
+def _solve_rack_block(scenarios, profiles, out, block) -> None:
+    from .rack.params import ProfileReader
+    from .rack.placement import evaluate_workload
+    from .rack.spec import compile_with
+    from .solvers.analytic import solve_many
+    wres = [evaluate_workload(sc) for sc in scenarios]
+    centre = solve_many([compile_with(sc, ProfileReader(profiles[0]), w)
+                         for sc, w in zip(scenarios, wres)])
+    for j, pred in enumerate(centre):
+        out[0][block[j]] = pred
+    if len(profiles) == 1:
+        return
+    specs, starts, where = [], [], []
+    for q, prof in enumerate(profiles[1:], start=1):
+        reader = ProfileReader(prof)
+        for j, (sc, w) in enumerate(zip(scenarios, wres)):
+            specs.append(compile_with(sc, reader, w))
+            starts.append(centre[j].throughput_mops)
+            where.append((q, block[j]))
+    for (q, i), pred in zip(where, solve_many(specs, starts=starts)):
+        out[q][i] = pred
 
 
 def _norm_cdf(z: float) -> float:

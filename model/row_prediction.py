@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from .errors import InputError
-from .intervals import columns_with_intervals, settled, sigma_profiles, solve_grid
+from .intervals import columns_with_intervals, sigma_profiles, solve_grid
 from .profile import Profile
 from .registry import RunKind
 
@@ -64,23 +64,21 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
     for row, ss in zip(rows, needs):
         at = [[solved[s][j] for s in ss] for j in range(1 + len(points))]
         centre = _located(lambda: form.columns(row, at[0]), row, source)
-        # a rack whose centre did not settle has no sigma points (solve_grid)
-        unsettled = [p for p in at[0] if not settled(p)]
-        if intervals and not unsettled:
+        if intervals:
             others = [form.columns(row, a) for a in at[1:]]
             out.append(columns_with_intervals(centre, others, profile, kind.name))
         else:
             out.append({f"pred_{c}": v for c, v in centre.items()})
-        if unsettled:
-            steps = max(int(p.details.get("iterations", 0)) for p in unsettled)
-            out[-1][WARNING] = (f"the analytic fixed point did not settle ({steps} steps): "
-                                "figures are its last iterate, no interval; check with "
-                                "python -m sim simulate")
+        jumps = [p for p in at[0] if p.details.get("jump")]
+        if jumps:
+            out[-1][NOTE] = ("the rack sits where its load balance jumps (a flush or resend "
+                             "cliff): the figures are those at the jump; the simulator "
+                             "alternates between the two sides (python -m sim simulate)")
     return out
 
 
-#: the column that flags a row whose prediction is not a settled fixed point
-WARNING = "pred_warning"
+#: the column that flags a row whose answer sits at a jump of the load balance
+NOTE = "pred_note"
 
 
 def rack_size(sc) -> tuple:

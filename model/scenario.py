@@ -55,6 +55,11 @@ class Clients:
                       doc="which reply completes a request: 'farreach' (FarReach's client: a reply "
                           "to any attempt of it; a stale reply restarts the wait) or 'strict' (only "
                           "the latest attempt's reply, as the native load generator)")
+    machines: int = spec(1, unit="machines", min=1, max=4096,
+                         doc="client machines the threads are spread over")
+    cores: int = spec(0, unit="cores", min=0, max=1_000_000,
+                      doc="cores per client machine, which every send and resend needs for the "
+                          "client's own work; 0 = the testbed's (the profile's client_cores)")
 
 
 @dataclass(frozen=True)

@@ -160,7 +160,10 @@ def predict(obs: Obs, theta: float, items: float, *, partition: str = "range",
     c = s["shares"] if obs.cache else s["shares_nocache"]
     if obs.kind == "bottleneck":
         return (float(c.max()),)              # a share of all requests
-    return tuple(c / c.sum())                 # a share of the requests reaching servers
+    total = float(c.sum())
+    if total <= 0.0:                          # the cache holds every key: no split to compare
+        return tuple(np.full(len(c), np.nan))
+    return tuple(c / total)                   # a share of the requests reaching servers
 
 
 def _residuals(obs: list[Obs], theta, items, **kw) -> np.ndarray:
@@ -184,7 +187,9 @@ def fit(obs: list[Obs], *, theta: float = 0.99, fit_on: str = "all",
                          field="--runs")
 
     def cost(logn):
-        return float(np.sum(_residuals(used, theta, 10 ** logn, **kw) ** 2))
+        # a key space the cache holds whole explains no split: never the best point
+        c = float(np.sum(_residuals(used, theta, 10 ** logn, **kw) ** 2))
+        return c if math.isfinite(c) else math.inf
 
     # coarse grid, then golden section around the best point
     grid = np.linspace(lo, hi, 25)

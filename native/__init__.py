@@ -4,9 +4,6 @@ The KV part (C++ in native/kv/, module native._core): a UDP key-value server
 over RocksDB with one worker thread, socket and RocksDB instance per
 partition, and a closed-loop YCSB load generator. See docs/native.md.
 
-The analytic solver's MVA recursion (C++ in native/mva/, module
-native._mva): see model/solvers/mva_core.py.
-
 `import native` is light and works without the compiled modules; the KV
 names are loaded on first use, and raise ImportError explaining how to
 build them if they are missing.
@@ -25,8 +22,7 @@ __all__ = [
 _CORE = {"OptionError", "fnvhash64", "hash_partition", "key_stream", "parse_request",
          "range_partition", "record_key", "ycsb_ranks", "zipf_ranks"}
 _API = {"Server", "ServerError", "run_load"}
-# pure Python, loaded on first use too: the analytic solver imports
-# native._mva on every `python -m sim predict` and needs none of them
+# pure Python, loaded on first use too (most commands need none of them)
 _PURE = {"LoadOptions": "options", "ServerOptions": "options", "Client": "protocol"}
 
 
@@ -36,7 +32,7 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     # The KV module links RocksDB and takes a while to load: it is imported on
-    # first use, so `native._mva` (the analytic solver's recursion) loads alone.
+    # first use only.
     if name in _CORE or name in _API:
         try:
             from . import _core, api

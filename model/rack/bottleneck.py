@@ -57,6 +57,7 @@ class Outcome:
     lost_per_request: float     # dropped packets per completed request
     pktloss: float              # per run (the notes' counter)
     false_pos: float            # resends per run (the notes' counter)
+    client_util: float = 0.0    # busy fraction of the client machines' cores
 
 
 @dataclass

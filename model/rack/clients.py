@@ -3,13 +3,26 @@
 What it means (the simulators follow this, event by event; docs/model.md):
 
 * ``clients.threads`` threads, each with one request outstanding. A thread
-  draws a request (placement decides hit or server), pays the send cost
-  (``send_us``, which grows with the threads sharing the client NICs), and
-  the packet leaves. A hit comes back ``hit_rtt_us`` later; a miss reaches its
+  draws a request (placement decides hit or server) and first needs one of
+  the ``cores`` of the client machines (``clients.machines`` of
+  ``clients.cores`` each) for ``cpu_us`` (exponentially distributed;
+  threads wait for a core in FIFO order): the client's own work per send
+  (YCSB's key generation and bookkeeping, the packet, the system calls).
+  The client machines are a shared resource in the loop: with many threads
+  they, not the servers, hold most of the threads (the lab's own diagnosis:
+  "more threads makes no sense"). Then it pays the send cost (``send_us``,
+  which grows with the threads sharing the client NICs) and the packet
+  leaves. Resends need a core too. A hit comes back ``hit_rtt_us`` later; a miss reaches its
   worker ``miss_rtt_us / 2`` after it left and the reply comes back
   ``miss_rtt_us / 2`` after the worker sent it.
 * The wait for a reply ends ``timeout_us`` after the packet left; then the
-  thread resends the same request (another send cost) and waits again.
+  thread resends the same request (another send cost) and waits again. The
+  timeout is the scenario's, but no shorter than the client kernel's timer
+  floor (``timer_floor_ms``): FarReach's client times its ``recvfrom`` with
+  ``SO_RCVTIMEO``, which Linux rounds up to whole scheduler ticks (jiffies)
+  and fires on a tick, so a "1 ms" timeout waits a few ms. The lab saw no
+  resend storm at 1 ms (F045, F053, F082: 1,500 false positives per 10M
+  requests with a ~1 ms queue at the hot worker).
 * Which reply completes a request (``clients.retry``):
 
   - ``"farreach"`` -- FarReach's YCSB client (``DbUdpNative.getNative`` and
@@ -23,8 +36,12 @@ What it means (the simulators follow this, event by event; docs/model.md):
     has its own id and deadline; only the latest attempt's reply counts.
 
   Either way, the duplicates still reach their worker and are served.
-* A request's latency runs from its first send to the reply, so Little's
-  law ``N = X R`` holds for the loop.
+* A request's latency runs from the moment its thread asks for a core to
+  the reply, so Little's law ``N = X R`` holds for the loop.
+* The wait for a reply is timed from the moment the packet leaves: time a
+  thread spends waiting for a client core never fires its timer (FarReach's
+  client times ``recvfrom`` with a socket timeout, ``SO_RCVTIMEO``, armed
+  after the send; ``SocketHelper.createUdpsock`` in its Java library).
 * No reply comes back sooner than its round trip: ``hit_rtt_us`` for a hit,
   ``miss_rtt_us`` for a miss (a service can be arbitrarily short, the wire
   and the stacks cannot). With ``retry = "strict"`` and a timeout no longer
@@ -34,9 +51,9 @@ What it means (the simulators follow this, event by event; docs/model.md):
   goodput there, with this reason, rather than the transient before it.
 
 Mean-value form: :func:`think_us` (the delay part of one request),
-:func:`resends_while_late` (retries while a reply is late) and
-:func:`free_during_block` (who can still arrive while a worker is blocked).
-Per-event form: :func:`reply_completes`.
+:func:`client_residence` (the client machines as a multi-core station) and
+:func:`late_resends` (resends while a reply is late). Per-event form:
+:func:`reply_completes`; the simulators queue threads for the client cores.
 """
 
 from __future__ import annotations
@@ -44,11 +61,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 
 from .params import ParamDecl
 
-SCENARIO_KEYS = ("clients.threads", "clients.timeout_ms", "clients.retry")
+SCENARIO_KEYS = ("clients.threads", "clients.timeout_ms", "clients.retry", "clients.machines",
+                 "clients.cores")
 
 PARAMS = (
     ParamDecl("send_base_us", "us", "client send cost with one thread", lo=0.0),
@@ -59,6 +76,12 @@ PARAMS = (
     ParamDecl("miss_rtt_us", "us",
               "client -> worker -> client wire and stack time for a miss, besides send and service",
               lo=0.0),
+    ParamDecl("client_cpu_us", "us", "client CPU per send (YCSB's work per request, the packet, "
+              "the system calls), on one client core", lo=0.0),
+    ParamDecl("client_cores", "cores", "cores of one of the testbed's client machines "
+              "(used when the scenario's clients.cores is 0)", lo=1.0),
+    ParamDecl("timer_floor_ms", "ms", "shortest wait the client's receive timeout really "
+              "gives (kernel timer ticks)", lo=0.0, default=0.0),
 )
 
 RETRY_FARREACH = 0      # any attempt's reply completes the request; unmatched replies re-arm
@@ -74,6 +97,8 @@ class ClientSpec:
     send_us: float           # per send, including resends
     hit_rtt_us: float
     miss_rtt_us: float
+    cpu_us: float = 0.0      # client core time per send (mean, exponential)
+    cores: int = 1 << 30     # client cores over all client machines (machines x cores each)
 
 
 def send_cost_us(threads: int, base_us: float, per_thread_us: float) -> float:
@@ -85,10 +110,14 @@ def send_cost_us(threads: int, base_us: float, per_thread_us: float) -> float:
 def compile_clients(scenario, pr) -> ClientSpec:
     c = scenario.clients
     return ClientSpec(
-        threads=int(c.threads), timeout_us=float(c.timeout_ms) * 1e3,
+        threads=int(c.threads),
+        timeout_us=max(float(c.timeout_ms) * 1e3, pr["timer_floor_ms"] * 1e3),
         retry=RETRY_MODES[c.retry],
         send_us=send_cost_us(c.threads, pr["send_base_us"], pr["send_per_thread_us"]),
-        hit_rtt_us=pr["hit_rtt_us"], miss_rtt_us=pr["miss_rtt_us"])
+        hit_rtt_us=pr["hit_rtt_us"], miss_rtt_us=pr["miss_rtt_us"],
+        cpu_us=pr["client_cpu_us"],
+        cores=int(c.machines) * (int(c.cores) if c.cores > 0
+                                 else max(1, int(round(pr["client_cores"])))))
 
 
 # Mechanism switches for ``python -m sim explain`` (model/explain.py). A finite
@@ -99,6 +128,12 @@ NO_TIMEOUT_US = 1e12        # 11.6 days: no reply is ever that late
 def without_timeouts(c: ClientSpec) -> ClientSpec:
     """Clients that never time out, so never resend."""
     return replace(c, timeout_us=max(c.timeout_us, NO_TIMEOUT_US))
+
+
+def without_client_limit(c: ClientSpec) -> ClientSpec:
+    """Client machines with a core for every thread: each send still costs
+    its CPU time, but no thread waits for a core."""
+    return replace(c, cores=max(c.cores, 1 << 30))
 
 
 def with_threads(c: ClientSpec, threads: int) -> ClientSpec:
@@ -125,45 +160,136 @@ def budget_us(c: ClientSpec) -> float:
     return max(c.timeout_us - c.miss_rtt_us, 0.0)
 
 
-def resends_while_late(wait_survival, budget: float, period: float, horizon: float) -> float:
-    """Resends per request while the reply to its first admitted attempt is late
-    (``retry = farreach``): the k-th timer fires if the time at the worker
-    exceeds ``budget + (k - 1) period``. ``wait_survival(t)`` = P(time at the
-    worker > t) for an array of t; ``horizon`` bounds the time at the worker."""
-    if budget >= horizon:
+def client_residence(x: float, cpu_us: float, cores: float, visits: float, n: float) -> float:
+    """Mean time per request at the client machines: ``visits`` sends (the
+    first and the resends), each needing one of ``cores`` cores for
+    ``cpu_us``, at a throughput of ``x`` requests per us from ``n`` threads.
+
+    The multi-core station is Seidmann's: a single queue with a core's
+    share of the work, ``cpu / cores``, plus the rest of the work as a pure
+    delay; the queue part is Schweitzer's for ``n`` threads (an arrival sees
+    ``(n - 1) / n`` of the queue). Infinite (no root there) at or past the
+    cores' capacity."""
+    if cpu_us <= 0.0 or visits <= 0.0:
         return 0.0
-    k = np.arange(int((horizon - budget) // period) + 1)
-    return float(np.sum(wait_survival(budget + k * period)))
+    d = cpu_us * visits / cores
+    f = (n - 1.0) / n if n > 1.0 else 0.0
+    u = x * d
+    if f * u >= 1.0 or u >= 1.0:
+        return math.inf
+    return d / (1.0 - f * u) + cpu_us * visits * (cores - 1.0) / cores
 
 
-def resends_before(budget: float, period: float, held: float) -> float:
-    """:func:`resends_while_late` for a time at the worker of exactly ``held``
-    (a collapsed worker's full buffer): the timers that fire before it, the
-    same count without the array of one timer each (millions of them for a
-    large buffer under a microsecond timeout, three quarters of a soak
-    scenario's time)."""
-    if budget >= held:
+def client_core_wait(x: float, cpu_us: float, cores: float, visits: float, n: float) -> float:
+    """Mean time a thread waits for a client core before a send (the queue
+    part of :func:`client_residence`, per send). A thread whose timer fired
+    waits this long too before it can resend; a reply that arrives meanwhile
+    is still taken (the socket returns it), so this wait adds to the time a
+    late reply has before it causes a resend."""
+    if cpu_us <= 0.0 or visits <= 0.0:
         return 0.0
-    n = int((held - budget) // period) + 1            # candidates k = 0 .. n - 1
-    if budget + (n - 1) * period >= held:              # the last one, as the array version rounds it
-        n -= 1
-    return float(n)
+    d = cpu_us * visits / cores
+    f = (n - 1.0) / n if n > 1.0 else 0.0
+    u = x * d
+    if f * u >= 1.0:
+        return math.inf
+    return cpu_us / cores * f * u / (1.0 - f * u)
 
 
-# ---------------------------------------------------------------- per-event form
-def free_during_block(threads, at_worker, asleep, length_us, period_us):
-    """Client threads that can reach a worker during one of its blocks of
-    ``length_us`` (a WAL switch, a write stop): all but the ``at_worker``
-    already queued there and those asleep through the whole block.
+def client_utilization(x: float, cpu_us: float, cores: float, visits: float) -> float:
+    """Busy fraction of the client cores."""
+    return x * cpu_us * visits / cores
 
-    ``asleep`` threads are waiting out a lost request (``X x delay`` by
-    Little's law). Timeouts are fixed, so one asleep when the block starts
-    wakes within it with probability ``length / period`` and may then come
-    back; the rest sleep through it. The simulators need no such term: their
-    sleeping threads simply send nothing. Arrays broadcast; at least one."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        stays = np.clip(1.0 - np.asarray(length_us, dtype=float) / period_us, 0.0, 1.0)
-    return np.maximum(threads - at_worker - asleep * stays, 1.0)
+
+def gamma_sf(shape: float, x: float) -> float:
+    """P(G > x) for a gamma variable of the given shape and scale 1 (the
+    regularized upper incomplete gamma function): the series below
+    ``shape + 1``, the continued fraction above it (Numerical Recipes'
+    gser / gcf), and the Wilson-Hilferty normal form past a shape of 50
+    (within 1e-3 of the exact tail there, and a thousand times cheaper)."""
+    if x <= 0.0:
+        return 1.0
+    if shape > 50.0:
+        z = ((x / shape) ** (1.0 / 3.0) - (1.0 - 1.0 / (9.0 * shape))) / math.sqrt(1.0 / (9.0 * shape))
+        return 0.5 * math.erfc(z / math.sqrt(2.0))
+    lg = math.lgamma(shape)
+    if x < shape + 1.0:
+        term = 1.0 / shape
+        total = term
+        a = shape
+        for _ in range(500):
+            a += 1.0
+            term *= x / a
+            total += term
+            if term < total * 1e-15:
+                break
+        return max(0.0, 1.0 - total * math.exp(-x + shape * math.log(x) - lg))
+    b = x + 1.0 - shape
+    c = 1e300
+    d = 1.0 / b
+    h = d
+    for k in range(1, 500):
+        an = -k * (k - shape)
+        b += 2.0
+        d = an * d + b
+        if abs(d) < 1e-300:
+            d = 1e-300
+        c = b + an / c
+        if abs(c) < 1e-300:
+            c = 1e-300
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return min(1.0, math.exp(-x + shape * math.log(x) - lg) * h)
+
+
+#: Timers summed one by one at most; the rest of the sum is taken as its integral.
+LATE_TERMS = 64
+
+
+def late_resends(residence_us: float, residence_scv: float, budget_us: float,
+                 period_us: float) -> float:
+    """Resends per visit while the reply is late (``retry = farreach``): the
+    k-th timer fires if the time at the worker exceeds ``budget + (k - 1)
+    period``. The time at the worker is taken as gamma distributed with mean
+    ``residence_us`` and squared coefficient of variation ``residence_scv``
+    (exponential for a queue that is open-like, nearly fixed at a station
+    that holds almost every thread: :func:`residence_scv`)."""
+    if residence_us <= 0.0:
+        return 0.0
+    scv = max(residence_scv, 1e-6)
+    shape = 1.0 / scv
+    scale = residence_us * scv
+    total = 0.0
+    t = max(budget_us, 0.0)
+    if t > residence_us * (1.0 + 20.0 * math.sqrt(scv)) + 20.0 * scale:
+        return 0.0                        # past 20 sd: below 1e-9
+    for k in range(LATE_TERMS):
+        p = gamma_sf(shape, t / scale)
+        total += p
+        if p < 1e-12:
+            return total
+        t += period_us
+    # the rest: integral of the survival past t, over the period
+    mean_excess = residence_us * gamma_sf(shape + 1.0, t / scale) - t * gamma_sf(shape, t / scale)
+    return total + max(mean_excess, 0.0) / period_us
+
+
+def residence_scv(service_us: float, service_scv: float, ahead: float, most_ahead: float) -> float:
+    """Squared coefficient of variation of the time a request spends at a
+    worker: ``k + 1`` services with ``k`` requests ahead. ``k`` varies like a
+    geometric count (an open queue) when the station holds few of the threads
+    it could, and hardly at all when it holds nearly all of them (a saturated
+    station in a closed loop: ``most_ahead`` is the most there can be, the
+    other threads or the buffer)."""
+    if service_us <= 0.0:
+        return 1.0
+    var_k = ahead * (1.0 + ahead) * max(0.0, 1.0 - ahead / max(most_ahead, 1.0))
+    mean = (ahead + 1.0) * service_us
+    var = (ahead + 1.0) * service_us * service_us * service_scv + service_us * service_us * var_k
+    return var / (mean * mean)
 
 
 def reply_completes(retry: int, reply_att: int, current_att: int, first_att: int) -> bool:
@@ -203,7 +329,3 @@ def storm_packets_per_us(c: ClientSpec) -> float:
     """Packets one thread sends per us while it resends a request that never
     completes: one per send + timeout."""
     return 1.0 / retry_period_us(c)
-
-
-def is_finite_timeout(timeout_us: float) -> bool:
-    return math.isfinite(timeout_us)

@@ -27,13 +27,21 @@ What it means (docs/model.md; each worker owns one RocksDB instance):
   With one background thread per instance (``servers.bg_threads = 1``) the
   flush waits for it: the flush job writes ``wamp`` times its bytes. With two
   or more, compaction runs beside the flush as its own disk job.
+* **WAL syncs** (``storage.wal_bytes_per_sync_mb`` > 0): every that many
+  bytes a worker writes, its write waits while the WAL written since the
+  last sync goes to disk: ``bytes x wal_sync_ms_per_mb``. RocksDB's default
+  (0) leaves write-back to the OS, whose longer flushes then fall on the
+  WAL switches instead (the switch's per-MiB/s part shrinks with a small
+  ``wal_bytes_per_sync``). The lab found the default fastest: 16 MiB per
+  sync ran x0.76 (T36 -> T40); each sync is a block the closed loop piles
+  up behind (:func:`model.rack.network.block_gather`).
 * Writes **stop** (the worker blocks, head of line) while ``maxnum``
   immutables wait, and are **slowed** to ``slowdown_mbps`` when
   ``maxnum > 3`` and ``maxnum - 1`` wait (RocksDB's stall rules).
 * Running background jobs are threads: with ``servers.cores`` set they
   count as runnable on their machine (:mod:`model.rack.service`).
 
-Mean-value form: :func:`wal_block_us` and :func:`flush_cycle` (the periodic
+Mean-value form: :func:`wal_block_us` and :func:`cycle_stats` (the periodic
 flush cycle of one instance at a given write rate, with the machine's disk
 shared). Per-event form: :func:`write_start`, :func:`write_done`,
 :func:`bg_next`, :func:`bg_event` over the state arrays of :func:`new_state`.
@@ -41,9 +49,7 @@ shared). Per-event form: :func:`write_start`, :func:`write_done`,
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -72,6 +78,8 @@ PARAMS = (
               lo=0.0, lo_open=True),
     ParamDecl("slowdown_mbps", "MiB/s", "RocksDB's delayed write rate during a write slowdown",
               lo=0.0, lo_open=True, default=16.0),
+    ParamDecl("wal_sync_ms_per_mb", "ms/MiB", "a write's wait per MiB of WAL it syncs when "
+              "wal_bytes_per_sync is set", lo=0.0),
 )
 
 
@@ -92,6 +100,8 @@ class LsmSpec:
     l0_files: int = 4                 # level0_file_num_compaction_trigger
     l1_target_bytes: float = 256.0 * MIB   # max_bytes_for_level_base
     data_bytes: float = math.inf      # the instance's data: its share of the records, loaded first
+    sync_bytes: float = 0.0           # wal_bytes_per_sync (0: left to the OS)
+    sync_block_us: float = 0.0        # a write's wait at each sync
 
     @property
     def l1_bytes(self) -> float:
@@ -145,7 +155,19 @@ def compile_lsm(scenario, pr) -> LsmSpec:
         wamp=pr["compaction_wamp"], slowdown_bytes_per_us=pr["slowdown_mbps"] * MIB / 1e6,
         bg_threads=int(scenario.servers.bg_threads), l0_files=int(st.l0_files),
         l1_target_bytes=st.l1_mb * MIB,
-        data_bytes=scenario.workload.records / scenario.servers.count * entry)
+        data_bytes=scenario.workload.records / scenario.servers.count * entry,
+        sync_bytes=st.wal_bytes_per_sync_mb * MIB if st.wal else 0.0,
+        sync_block_us=pr["wal_sync_ms_per_mb"] * 1e3 * st.wal_bytes_per_sync_mb)
+
+
+def flushed_fraction(memtables_per_run, flushnum):
+    """Share of a run's writes that are flushed (and so compacted) within the
+    run: it starts with no immutables, so its first ``flushnum`` memtables
+    are still in memory when the first flush starts; of ``n`` memtables
+    filled, about ``n - flushnum`` are flushed. Arrays broadcast."""
+    n = np.asarray(memtables_per_run, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(n > 0, np.clip(1.0 - flushnum / n, 0.0, 1.0), 0.0)
 
 
 # Mechanism switch for ``python -m sim explain`` (model/explain.py): the rack
@@ -157,7 +179,7 @@ NO_STALL_MAXNUM = 1 << 30
 def without_stalls(spec: LsmSpec) -> LsmSpec:
     """``spec`` with WAL switches that cost nothing, and no write stop or slowdown
     (immutables never reach maxnum)."""
-    return replace(spec, wal_block_base_us=0.0, wal_block_us_per_mbps=0.0,
+    return replace(spec, wal_block_base_us=0.0, wal_block_us_per_mbps=0.0, sync_block_us=0.0,
                    maxnum=max(spec.maxnum, NO_STALL_MAXNUM))
 
 
@@ -172,9 +194,9 @@ def wal_block_us(wal, base_us, per_mbps, machine_write_mbps):
 # ======================================================================
 # float parameters
 P_ENTRY, P_MEM, P_FLUSHNUM, P_MAXNUM, P_WAL, P_FIXED, P_DISK, P_FWF, P_WAMP, P_SLOW, \
-    P_BG, P_N = range(12)
+    P_BG, P_SYNC_BYTES, P_SYNC_US, P_N = range(14)
 # per-station floats
-S_ACTIVE, S_FL_END, S_FL_REM, S_CP_REM, S_SLOW_NEXT, S_NF = range(6)
+S_ACTIVE, S_FL_END, S_FL_REM, S_CP_REM, S_SLOW_NEXT, S_SYNCED, S_NF = range(7)
 # per-station ints
 I_IMM, I_TAKEN, I_PHASE, I_NI = range(4)
 # per-machine floats
@@ -197,10 +219,13 @@ def event_params(spec: LsmSpec) -> np.ndarray:
     p[P_WAMP] = spec.wamp
     p[P_SLOW] = spec.slowdown_bytes_per_us
     p[P_BG] = spec.bg_threads
+    p[P_SYNC_BYTES] = spec.sync_bytes
+    p[P_SYNC_US] = spec.sync_block_us
     return p
 
 
-def new_state(stations: int, machines: int, memtable_bytes: float = 0.0, rng=None):
+def new_state(stations: int, machines: int, memtable_bytes: float = 0.0, rng=None,
+              sync_bytes: float = 0.0):
     """(per-station floats, per-station ints, per-machine floats): no flush or
     compaction running, no immutables.
 
@@ -212,6 +237,9 @@ def new_state(stations: int, machines: int, memtable_bytes: float = 0.0, rng=Non
     ls = np.zeros((stations, S_NF))
     if rng is not None and memtable_bytes > 0:
         ls[:, S_ACTIVE] = rng.random(stations) * memtable_bytes
+    if rng is not None and sync_bytes > 0:
+        # syncs fall at arbitrary points of the run, not all at once
+        ls[:, S_SYNCED] = rng.random(stations) * sync_bytes
     return (ls, np.zeros((stations, I_NI), dtype=np.int64), np.zeros((machines, M_NM)))
 
 
@@ -241,6 +269,12 @@ def write_start(s, m, t, p, ls, li, mach, wal_block):
         if li[s, I_PHASE] == 0 and li[s, I_IMM] >= p[P_FLUSHNUM]:
             _flush_start(s, t, p, ls, li, mach, m)
             started = True
+    if p[P_SYNC_BYTES] > 0.0:
+        # wal_bytes_per_sync: the write that completes a sync's worth waits for it
+        ls[s, S_SYNCED] += p[P_ENTRY]
+        if ls[s, S_SYNCED] >= p[P_SYNC_BYTES]:
+            ls[s, S_SYNCED] -= p[P_SYNC_BYTES]
+            extra += p[P_SYNC_US]
     imm = li[s, I_IMM]
     if maxnum > 3 and imm >= maxnum - 1 and imm - 1 >= p[P_FLUSHNUM]:
         # write slowdown: writes paced to the delayed-write rate
@@ -339,24 +373,13 @@ def bg_event(s, kind, t, p, st_mach, ls, li, mach):
 # ======================================================================
 # mean-value form
 # ======================================================================
-@dataclass(frozen=True)
-class FlushCycle:
-    """The periodic flush cycle of one instance (times in us, per write unless noted)."""
-    stop_us: float            # mean write-stop time per write
-    stop_event_us: float      # length of one stop
-    stops_per_write: float
-    slow_us: float            # mean slowdown delay per write
-    wal_us: float             # mean WAL-switch block per write
-    wal_event_us: float       # length of one WAL-switch block
-    flush_busy: float         # fraction of time a flush job runs
-    flush_disk_busy: float    # ... of which writing to disk
-    compaction_busy: float    # fraction of time compaction runs (own disk job)
-    stop_fraction: float      # fraction of time writes are stopped
-    memtables_per_flush: float
-    cycle_us: float
+# cycle_stats returns a tuple in this order (all per instance)
+C_STOP_US, C_STOP_EVENT_US, C_STOPS_PER_WRITE, C_SLOW_US, C_WAL_US, C_WAL_EVENT_US, \
+    C_FLUSH_BUSY, C_FLUSH_DISK_BUSY, C_COMPACTION_BUSY, C_STOP_FRACTION, \
+    C_MEMTABLES_PER_FLUSH, C_CYCLE_US, C_N = range(13)
 
 
-def _level_time(lo: float, hi: float, tau: float, tau_slow: float, slow_from: float) -> float:
+def _level_time(lo, hi, tau, tau_slow, slow_from):
     """Fluid time for the immutable count to rise from lo to hi (< maxnum), at one
     memtable per tau, or per tau_slow at and above slow_from."""
     if hi <= lo:
@@ -366,239 +389,113 @@ def _level_time(lo: float, hi: float, tau: float, tau_slow: float, slow_from: fl
     return a * tau + b * tau_slow
 
 
-def _rise(start: float, dur: float, tau: float, tau_slow: float, slow_from: float, cap: float):
+def _rise(start, dur, tau, tau_slow, slow_from, cap):
     """Immutable count after ``dur`` us from ``start``, and the time spent stopped at cap."""
     t_cap = _level_time(start, cap, tau, tau_slow, slow_from)
     if dur >= t_cap:
         return cap, dur - t_cap
-    # invert the piecewise-linear level time
     t_norm = _level_time(start, max(start, slow_from), tau, tau_slow, slow_from)
     if dur <= t_norm:
         return start + dur / tau, 0.0
     return max(start, slow_from) + (dur - t_norm) / tau_slow, 0.0
 
 
-def flush_cycle(spec: LsmSpec, writes_per_us: float, disk_share_per_us: float,
-                wal_event_us: float, running_fraction: float = 1.0) -> FlushCycle:
-    """Steady flush cycle of one instance writing ``writes_per_us`` on average.
+def cycle_stats(out, entries, entry_bytes, memtable_bytes, flushnum, maxnum, flush_fixed_us,
+                flush_write_factor, slowdown_bytes_per_us, compacts, wamp, wal, writes_per_us,
+                disk_share_per_us, wal_event_us, running_fraction, memtables_per_run):
+    """The steady flush cycle of one instance writing ``writes_per_us`` on average,
+    written into ``out`` (indexed by the ``C_*`` constants; times in us, per
+    write unless they say otherwise).
 
     Memtables fill deterministically (thousands of writes each) at the write
     rate while writes flow (``writes_per_us / running_fraction``); a flush job
     of j memtables takes ``flush_fixed + j x memtable x flush_write_factor /
-    disk_share``. The immutable count rises during a flush; at ``maxnum`` writes
-    stop until it ends, and it drains by j at its end; the next flush starts at
-    once with everything present if that is at least ``flushnum``. The cycle
-    map j -> j' is iterated to its periodic regime and averaged.
-    """
-    E = spec.entries
-    if writes_per_us <= 0:
-        return FlushCycle(0, 0, 0, 0, 0, wal_event_us if spec.wal else 0.0, 0, 0, 0, 0, 0, math.inf)
+    disk_share``. The immutable count rises during a flush; at ``maxnum``
+    writes stop until it ends, and it drains by j at its end; the next flush
+    starts at once with everything present if that is at least ``flushnum``.
+    The calm regime (each flush of ``flushnum`` ends before ``flushnum`` more
+    fill and before a stall) is closed-form; otherwise the cycle map
+    j -> j' is iterated to its periodic regime and averaged.
+
+    A run starts with no immutables (:func:`new_state`), so it stops writes
+    only after ``maxnum`` memtables filled and slows them after ``maxnum - 1``:
+    a run that fills ``memtables_per_run`` per instance spends at most
+    ``1 - maxnum / n`` of them in the stalled cycle (none for n < maxnum)."""
+    out[:] = 0.0
+    wal_ev = wal_event_us if wal else 0.0
+    out[C_WAL_EVENT_US] = wal_ev
+    if writes_per_us <= 0.0:
+        out[C_CYCLE_US] = math.inf
+        return
+    E = entries
     rate = writes_per_us / max(running_fraction, 1e-6)
     tau = E / rate
-    pace = E * spec.entry_bytes / spec.slowdown_bytes_per_us
-    slowdown = spec.maxnum > 3
-    tau_slow = max(tau, pace) if slowdown else tau
-    # slowdown applies at imm >= maxnum - 1 (and imm - 1 >= flushnum)
-    slow_from = float(max(spec.maxnum - 1, spec.flushnum + 1)) if slowdown else math.inf
-    cap = float(spec.maxnum)
-    fn = float(spec.flushnum)
-
-    def flush_time(j: float) -> float:
-        return spec.flush_fixed_us + j * spec.memtable_bytes * spec.flush_write_factor / disk_share_per_us
-
-    j = fn
-    stats = []
-    for it in range(60):
-        F = flush_time(j)
-        imm_end, stopped = _rise(j, F, tau, tau_slow, slow_from, cap)
-        left = imm_end - j                       # immutables present when the flush ends
-        if left >= fn:
-            wait, j_next = 0.0, left
-        else:
-            wait, j_next = _level_time(left, fn, tau, tau_slow, slow_from), fn
-        # time in the slowdown zone during this cycle (fluid)
-        slow_t = 0.0
-        if slowdown and tau_slow > tau:
-            hi = min(imm_end, cap)
-            slow_t = max(0.0, hi - max(j, slow_from)) * tau_slow
-        stats.append((j, F, wait, stopped, slow_t))
-        if abs(j_next - j) < 1e-9:
-            break                 # a fixed point: every cycle alike
-        j = j_next
-    tail = stats[-1:] if len(stats) < 60 else stats[-8:]
-    mem = sum(s[0] for s in tail)              # memtables flushed over the averaged cycles
-    total = sum(s[1] + s[2] for s in tail)
-    stop = sum(s[3] for s in tail)
-    slow_t = sum(s[4] for s in tail)
-    busy = sum(s[1] for s in tail)
-    disk = sum(s[1] - spec.flush_fixed_us for s in tail)
-    writes = mem * E
-    n_cyc = len(tail)
-    comp = 0.0
-    if spec.bg_threads >= 2 and spec.wamp > 1.0:
-        comp = min(1.0, mem * spec.memtable_bytes * (spec.wamp - 1.0) / disk_share_per_us / total)
-    slow_per_write = slow_t * (1.0 - tau / tau_slow) / writes if tau_slow > tau else 0.0
-    return FlushCycle(
-        stop_us=stop / writes, stop_event_us=stop / n_cyc, stops_per_write=n_cyc / writes if stop > 0 else 0.0,
-        slow_us=slow_per_write, wal_us=wal_event_us / E if spec.wal else 0.0,
-        wal_event_us=wal_event_us if spec.wal else 0.0,
-        flush_busy=min(1.0, busy / total), flush_disk_busy=min(1.0, disk / total),
-        compaction_busy=comp, stop_fraction=stop / total, memtables_per_flush=mem / n_cyc,
-        cycle_us=total / n_cyc)
-
-
-@dataclass(frozen=True)
-class FlushCycles:
-    """:class:`FlushCycle` of many instances at once (arrays, one entry each)."""
-    stop_us: np.ndarray
-    stop_event_us: np.ndarray
-    stops_per_write: np.ndarray
-    slow_us: np.ndarray
-    wal_us: np.ndarray
-    wal_event_us: np.ndarray
-    flush_busy: np.ndarray
-    flush_disk_busy: np.ndarray
-    compaction_busy: np.ndarray
-    stop_fraction: np.ndarray
-    memtables_per_flush: np.ndarray
-    cycle_us: np.ndarray
-
-
-@dataclass(frozen=True)
-class LsmTable:
-    """The :class:`LsmSpec` of many instances (possibly of different racks) as
-    arrays, one entry per instance, for :func:`flush_cycles`."""
-    specs: tuple            # the LsmSpec of each instance (for the slow path)
-    entries: np.ndarray
-    entry_bytes: np.ndarray
-    memtable_bytes: np.ndarray
-    flush_fixed_us: np.ndarray
-    flush_write_factor: np.ndarray
-    wamp: np.ndarray
-    flushnum: np.ndarray
-    maxnum: np.ndarray
-    wal: np.ndarray
-    compacts: np.ndarray    # compaction runs as its own disk job (bg_threads >= 2, wamp > 1)
-
-    @classmethod
-    def of(cls, specs, repeat: int = 1) -> "LsmTable":
-        """The table of ``specs``, each repeated ``repeat`` times in a row (the
-        workers of a rack share their rack's spec): the columns are built per
-        spec and repeated, not per instance (64,000 attribute reads for a
-        1,000-rack plan padded to 64 workers)."""
-        specs = tuple(specs)
-        col = lambda f, dtype=float: np.repeat(np.array([f(x) for x in specs], dtype=dtype),  # noqa: E731
-                                               repeat)
-        return cls(tuple(itertools.chain.from_iterable(itertools.repeat(x, repeat) for x in specs)),
-                   col(lambda x: x.entries),
-                   col(lambda x: x.entry_bytes), col(lambda x: x.memtable_bytes),
-                   col(lambda x: x.flush_fixed_us), col(lambda x: x.flush_write_factor),
-                   col(lambda x: x.wamp), col(lambda x: x.flushnum), col(lambda x: x.maxnum),
-                   col(lambda x: x.wal, bool),
-                   col(lambda x: x.bg_threads >= 2 and x.wamp > 1.0, bool))
-
-
-#: Workers whose write rates agree within this (relative) share their stall
-#: state (:func:`pool_stalls`).
-STALL_POOL_TOL = 0.02
-STALL_FIELDS = ("stop_us", "stop_event_us", "stops_per_write", "slow_us", "stop_fraction")
-
-
-def pool_stalls(stalls: Mapping[str, np.ndarray], writes_per_us, weight=None,
-                tol: float = STALL_POOL_TOL) -> None:
-    """Give the workers of one rack whose write rates agree within ``tol`` the
-    mean of their stall figures, in place: ``stalls`` maps each name of
-    :data:`STALL_FIELDS` to its per-worker array (those of a
-    :class:`FlushCycles`, or views of one rack's row of them).
-
-    Why: at the flush-capacity limit a worker's cycle map is neutral. Its
-    running fraction maps to ``c (1 - stop)``, c its flush capacity over its
-    write rate, and c is within a fraction of a percent of 1 there, so how
-    the stops divide among workers of nearly equal load is a direction the
-    fixed point hardly moves along. It drifted to one answer or another (four
-    equal workers stopping 0, 22.5, 0 and 4.6 % of the time, never settling),
-    where the simulator spreads the stops over them by chance from run to run
-    and their expectation is equal (docs/model.md, section 3). Workers whose
-    loads differ by more keep their own: the busier one stops more.
-    ``weight`` counts the workers a lumped class stands for (None: one each).
-    Sorted by write rate, a worker joins the open group while its rate is
-    within ``tol`` of the group's first; idle workers (no writes) stay alone."""
-    w = np.asarray(writes_per_us, dtype=float)
-    if not (np.any(stalls["stop_fraction"] > 0) or np.any(stalls["slow_us"] > 0)):
-        return
-    wt = np.ones(len(w)) if weight is None else np.asarray(weight, dtype=float)
-    order = [int(i) for i in np.argsort(w, kind="stable") if w[i] > 0]
-    groups: list[list[int]] = []
-    for i in order:
-        if groups and w[i] <= w[groups[-1][0]] * (1.0 + tol):
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    for g in groups:
-        if len(g) < 2:
-            continue
-        gw = wt[g]
-        for f in STALL_FIELDS:
-            arr = stalls[f]
-            arr[g] = float(np.dot(gw, arr[g]) / gw.sum())
-
-
-def flush_cycles(t: LsmTable, writes_per_us, disk_share_per_us, wal_event_us,
-                 running_fraction, memtables_per_run=None) -> FlushCycles:
-    """:func:`flush_cycle` for arrays of instances (``t`` holds their settings).
-
-    Most instances are in the calm regime -- each flush of ``flushnum``
-    memtables ends before ``flushnum`` more fill, and before the immutables
-    reach a stall -- whose cycle is closed-form: ``flushnum`` fills long, one
-    flush of ``flushnum``. Only the others run the cycle map of
-    :func:`flush_cycle`.
-
-    ``memtables_per_run`` (memtables each instance fills over the whole run;
-    None: a run long enough for the steady cycle) bounds the stalls by what a
-    finite run can reach: it starts with no immutables (:func:`new_state`),
-    so writes stop only after at least ``maxnum`` memtables filled, and slow
-    down only after ``maxnum - 1``. A run that fills n memtables spends at
-    most the fraction ``1 - maxnum / n`` of them in the stalled cycle (none
-    if n < maxnum: 1,500 requests never fill 930 memtables).
-    """
-    w = np.asarray(writes_per_us, dtype=float)
-    n = len(w)
-    fn = t.flushnum
-    live = w > 0
-    wal = np.where(t.wal, wal_event_us, 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tau = np.where(live, t.entries * np.maximum(running_fraction, 1e-6) / w, np.inf)
-        F = t.flush_fixed_us + fn * t.memtable_bytes * t.flush_write_factor / disk_share_per_us
-        rise = F / tau                                 # memtables that fill during a flush
+    fn = float(flushnum)
+    cap = float(maxnum)
+    slowdown = maxnum > 3
+    slow_from = float(max(maxnum - 1, flushnum + 1)) if slowdown else math.inf
+    out[C_WAL_US] = wal_ev / E
+    F = flush_fixed_us + fn * memtable_bytes * flush_write_factor / disk_share_per_us
+    rise = F / tau
+    if rise < fn and fn + rise < min(cap, slow_from):
         cycle = fn * tau
-        slow_from = np.where(t.maxnum > 3, np.maximum(t.maxnum - 1, fn + 1), np.inf)
-        calm = live & (rise < fn) & (fn + rise < np.minimum(t.maxnum, slow_from))
-        busy = np.where(calm, F / cycle, 0.0)
-        disk = np.where(calm, (F - t.flush_fixed_us) / cycle, 0.0)
-        comp = np.where(calm & t.compacts,
-                        np.minimum(1.0, fn * t.memtable_bytes * (t.wamp - 1.0)
-                                   / disk_share_per_us / cycle), 0.0)
-        wal_us = np.where(live, wal / t.entries, 0.0)
-    out = dict(stop_us=np.zeros(n), stop_event_us=np.zeros(n), stops_per_write=np.zeros(n),
-               slow_us=np.zeros(n), wal_us=wal_us, wal_event_us=wal,
-               flush_busy=busy, flush_disk_busy=disk, compaction_busy=comp,
-               stop_fraction=np.zeros(n), memtables_per_flush=np.where(live, fn, 0.0),
-               cycle_us=np.where(live, cycle, np.inf))
-    slow_path = np.nonzero(live & ~calm)[0]
-    if len(slow_path):
-        share = np.broadcast_to(disk_share_per_us, (n,))
-        run = np.broadcast_to(running_fraction, (n,))
-        for i in slow_path:
-            cyc = flush_cycle(t.specs[i], float(w[i]), float(share[i]), float(wal[i]),
-                              float(run[i]))
-            for k in out:
-                out[k][i] = getattr(cyc, k)
-    if memtables_per_run is not None:
-        n_run = np.asarray(memtables_per_run, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stop_reach = np.where(n_run > 0, np.clip(1.0 - t.maxnum / n_run, 0.0, 1.0), 0.0)
-            slow_reach = np.where(n_run > 0, np.clip(1.0 - slow_from / n_run, 0.0, 1.0), 0.0)
-        for k in ("stop_us", "stops_per_write", "stop_fraction"):
-            out[k] = out[k] * stop_reach
-        out["slow_us"] = out["slow_us"] * slow_reach
-    return FlushCycles(**out)
+        out[C_FLUSH_BUSY] = F / cycle
+        out[C_FLUSH_DISK_BUSY] = (F - flush_fixed_us) / cycle
+        if compacts:
+            out[C_COMPACTION_BUSY] = min(1.0, fn * memtable_bytes * (wamp - 1.0)
+                                         / disk_share_per_us / cycle)
+        out[C_MEMTABLES_PER_FLUSH] = fn
+        out[C_CYCLE_US] = cycle
+        return
+    pace = E * entry_bytes / slowdown_bytes_per_us
+    tau_slow = max(tau, pace) if slowdown else tau
+    j = fn
+    n_kept = 0
+    mem = total = stop = slow_t = busy = disk = 0.0
+    for it in range(60):
+        Fj = flush_fixed_us + j * memtable_bytes * flush_write_factor / disk_share_per_us
+        imm_end, stopped = _rise(j, Fj, tau, tau_slow, slow_from, cap)
+        left = imm_end - j
+        if left >= fn:
+            wait = 0.0
+            j_next = left
+        else:
+            wait = _level_time(left, fn, tau, tau_slow, slow_from)
+            j_next = fn
+        st = 0.0
+        if slowdown and tau_slow > tau:
+            st = max(0.0, min(imm_end, cap) - max(j, slow_from)) * tau_slow
+        fixed_point = abs(j_next - j) < 1e-9
+        if fixed_point or it >= 52:
+            # average the periodic regime: the last cycle of a fixed point, the
+            # last eight of a longer period
+            mem += j
+            total += Fj + wait
+            stop += stopped
+            slow_t += st
+            busy += Fj
+            disk += Fj - flush_fixed_us
+            n_kept += 1
+        if fixed_point:
+            break
+        j = j_next
+    writes = mem * E
+    n_cyc = float(n_kept)
+    reach_stop = 1.0
+    reach_slow = 1.0
+    if memtables_per_run >= 0.0:
+        reach_stop = min(max(1.0 - cap / memtables_per_run, 0.0), 1.0) if memtables_per_run > 0 else 0.0
+        reach_slow = min(max(1.0 - slow_from / memtables_per_run, 0.0), 1.0) \
+            if memtables_per_run > 0 else 0.0
+    out[C_STOP_US] = stop / writes * reach_stop
+    out[C_STOP_EVENT_US] = stop / n_cyc
+    out[C_STOPS_PER_WRITE] = (n_cyc / writes if stop > 0 else 0.0) * reach_stop
+    out[C_SLOW_US] = (slow_t * (1.0 - tau / tau_slow) / writes if tau_slow > tau else 0.0) * reach_slow
+    out[C_FLUSH_BUSY] = min(1.0, busy / total)
+    out[C_FLUSH_DISK_BUSY] = min(1.0, disk / total)
+    if compacts:
+        out[C_COMPACTION_BUSY] = min(1.0, mem * memtable_bytes * (wamp - 1.0)
+                                     / disk_share_per_us / total)
+    out[C_STOP_FRACTION] = stop / total * reach_stop
+    out[C_MEMTABLES_PER_FLUSH] = mem / n_cyc
+    out[C_CYCLE_US] = total / n_cyc

@@ -10,16 +10,15 @@ What it means (docs/model.md):
 * ``network.loss_rate`` drops each request packet on the wire with that
   probability, besides buffer overflow.
 
-Mean-value form: :func:`overflow_probability_at` and :func:`block_overflow` (from the queue-length
-distribution an arrival sees). Per-event form: :func:`admits`.
+Mean-value form: :func:`tail_overflow` (a steady queue reaching the buffer)
+and :func:`block_gather` (the closed loop piling clients onto a blocked
+worker, and what its buffer cannot hold). Per-event form: :func:`admits`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-
-import numpy as np
 
 from .params import ParamDecl
 
@@ -34,13 +33,14 @@ PARAMS = (
 
 @dataclass(frozen=True)
 class NetworkSpec:
-    buffer_pkts: int          # packets that can wait in a worker's socket
+    buffer_pkts: float        # packets that can wait in a worker's socket (the simulators
+    #                           admit whole packets: its floor)
     loss_rate: float          # random loss of a request packet on the wire
 
 
 def compile_network(scenario, pr) -> NetworkSpec:
     pkts = scenario.servers.rcvbuf_kb * 1024.0 / pr["rcvbuf_pkt_bytes"]
-    return NetworkSpec(buffer_pkts=int(math.floor(pkts)), loss_rate=float(scenario.network.loss_rate))
+    return NetworkSpec(buffer_pkts=float(pkts), loss_rate=float(scenario.network.loss_rate))
 
 
 # Mechanism switch for ``python -m sim explain`` (model/explain.py).
@@ -60,38 +60,68 @@ def admits(idle_slot: bool, waiting: int, buffer_pkts: int) -> bool:
 
 
 # ---------------------------------------------------------------- mean-value form
-def block_overflow(tail, room: float, arrivals_during: float) -> float:
-    """Packets dropped per block of the worker: the arrivals during the block
-    that find no room.
-
-    ``tail[j]`` = P(at least j clients there when the block starts), ``room`` =
-    clients whose packets fill buffer and worker, ``a`` = arrivals during the
-    block (taken as a steady stream): ``E[(q0 + a - room)+] = int_c^inf
-    P(q0 > x) dx`` with ``c = room - a``.
-    """
-    if arrivals_during <= 0:
+def tail_overflow(util: float, buffer_pkts: float, most: float) -> float:
+    """Probability that an arriving packet finds the buffer full, for a worker
+    busy ``util`` of the time with ``buffer_pkts`` places, when at most
+    ``most`` other threads can be there (a closed loop): zero when the buffer
+    holds them all, else the M/M/1/K loss probability at the offered load
+    whose carried load is ``util``. It rises to 1 as the worker saturates,
+    so a worker past its capacity drops what it cannot carry (and its
+    threads wait out timeouts) instead of holding an unbounded queue."""
+    if util <= 0.0 or buffer_pkts >= most:
         return 0.0
-    c = room - arrivals_during
-    total = max(0.0, -c)                   # overflow even from an empty queue
-    c0 = max(c, 0.0)
-    m0 = int(math.floor(c0))
-    if m0 + 1 < len(tail):
-        total += float(tail[m0 + 1]) * (m0 + 1 - c0) + float(np.sum(tail[m0 + 2:]))
-    return total
-
-
-def overflow_probability_at(tail, k: float) -> float:
-    """Probability that an arriving packet is dropped: ``tail[j]`` = P(an arrival
-    finds at least j clients at the worker), and ``k`` clients (with the
-    duplicates they left) fill the buffer and the worker (``buffer_pkts + 1``
-    packets). A fractional k is interpolated in log space."""
-    if k <= 0:
+    if util >= 1.0:
         return 1.0
-    lo = int(math.floor(k))
-    if lo >= len(tail):
-        return 0.0                  # beyond the population: never seen
-    a = float(tail[lo])
-    b = float(tail[lo + 1]) if lo + 1 < len(tail) else 0.0
-    if a <= 0 or b <= 0:
-        return a + (b - a) * (k - lo)
-    return math.exp(math.log(a) + (math.log(b) - math.log(a)) * (k - lo))
+    k = buffer_pkts + 1.0                 # places: the buffer and the one in service
+    if k * math.log(util) < -40.0:
+        return 0.0                        # below 4e-18: the offered load is the carried one
+
+    def carried(rho):
+        if abs(rho - 1.0) < 1e-9:
+            return k / (k + 1.0)
+        # rho (1 - B), B = rho^k (1 - rho) / (1 - rho^(k + 1))
+        lr = math.log(rho)
+        if lr * (k + 1.0) > 700.0:
+            return 1.0 - 1.0 / rho
+        rk = math.exp(k * lr)
+        return rho * (1.0 - rk * (1.0 - rho) / (1.0 - rk * rho))
+
+    lo, hi = 0.0, 2.0                     # in rho
+    while carried(hi) < util and hi < 1e12:
+        lo = hi
+        hi *= 2.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if carried(mid) < util:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * hi:
+            break
+    rho = 0.5 * (lo + hi)
+    return 1.0 - util / rho
+
+
+def block_gather(free: float, rate: float, length_us: float, room: float):
+    """A worker blocked for ``length_us`` (a WAL switch, a sync, a write stop)
+    in the closed loop: each of ``free`` threads that are not already there
+    arrives at rate ``rate`` per us (its share of the requests over its cycle
+    time) and, once there, stays until the block ends. Arrivals fill the
+    ``room`` the buffer has left; later ones are dropped and their threads
+    wait out a timeout.
+
+    Returns (threads that arrived, packets dropped, thread-us held at the
+    worker during the block), in the fluid limit: ``n(t) = free (1 -
+    e^{-rate t})`` have arrived by time t, ``min(n(t), room)`` wait. A long
+    block gathers every free thread: the whole rack stops with it, which is
+    why rare long blocks cost far more than their mean length."""
+    if length_us <= 0.0 or free <= 0.0 or rate <= 0.0:
+        return 0.0, 0.0, 0.0
+    arrived = free * -math.expm1(-rate * length_us)
+    if arrived <= room:
+        held = free * (length_us + math.expm1(-rate * length_us) / rate)
+        return arrived, 0.0, held
+    # the buffer is full from t_full on
+    t_full = -math.log1p(-room / free) / rate if room < free else length_us
+    held = free * (t_full + math.expm1(-rate * t_full) / rate) + room * (length_us - t_full)
+    return arrived, arrived - room, held

@@ -54,6 +54,14 @@ What it means (docs/model.md):
   RocksDB background jobs) than there are cores has its process part
   stretched by ``runnable / cores x (1 + context_switch_penalty)``
   (:func:`stretched`; the receive floor and gap are not).
+* **TransactionDB's commit** (``storage.db = "txn"``). Each write ends with
+  a commit that goes through a path the machine's instances share (the lab:
+  "its commit, for serializability, limits write speed"; a plain DB removed
+  that cap, T17 -> T18: x1.41): the worker waits for the machine's commit
+  path, held ``txn_commit_us`` (exponential) by one commit at a time, first
+  come first served. At one worker it is a few microseconds per write; with
+  eight busy workers on a machine it caps the machine's write rate at
+  ``1 / txn_commit_us``. A plain DB has no such path.
 * Each service also includes the receive call (``recv_floor_us``, reported as
   wait) and ``server_gap_us`` (neither wait nor process). Those two are fixed;
   the process part is gamma distributed with coefficient of variation
@@ -62,10 +70,12 @@ What it means (docs/model.md):
   with few completions reported a negative mean process time; the simulator
   soak, ``python -m tests.robustness.soak simulator``, found it.) The squared
   coefficient of variation of the whole service is then
-  ``service_cv^2 (process / service)^2`` (:func:`service_scv`).
+  ``service_cv^2 (process / service)^2``.
 
-Mean-value forms: :func:`run_average_cost`, :func:`load_factor`,
-:func:`mean_stretch`, :func:`service_scv`, :func:`residual_excess`.
+Mean-value forms: :func:`run_average_cost`, :func:`load_factor`, :func:`commit_wait`,
+:func:`service_scv`, :func:`residual_us`
+(the analytic solver's mean CPU stretch is its own: threads runnable beside a
+worker as a Poisson count, :func:`model.solvers.analytic._mean_stretch`).
 Per-event forms: :func:`cost_at` (per simulated second), :func:`load_factor`,
 :func:`stretch`, :func:`stretched`, :func:`draw_service`.
 """
@@ -79,12 +89,8 @@ import numpy as np
 
 from .. import workload
 from .arrays import per_worker
+from .lsm import flushed_fraction as lsm_flushed_fraction
 from .params import ParamDecl
-
-try:  # the compiled busy-peer reduction (native/mva), when built
-    from native import _mva as _compiled
-except ImportError:  # pragma: no cover - a source checkout without the build
-    _compiled = None
 
 SCENARIO_KEYS = (
     "servers.seq_check", "servers.pinned", "servers.cores", "storage.db", "storage.wal",
@@ -99,7 +105,8 @@ PARAMS = (
     ParamDecl("skiplist_us_per_log2", "us/doubling", "extra per doubling of the memtable's "
               "entries beyond 2^18 (skiplist depth)"),
     ParamDecl("wal_us", "us/write", "appending a write to the WAL"),
-    ParamDecl("txn_us", "us/write", "TransactionDB's commit over a plain DB"),
+    ParamDecl("txn_commit_us", "us/write", "TransactionDB's commit, through a path the "
+              "machine's instances share (one commit at a time)", lo=0.0),
     ParamDecl("seqget_sst_us", "us/write", "a seq-number GET before a write that probes SST files"),
     ParamDecl("seqcache_us", "us/write", "the in-memory seq cache before a write"),
     ParamDecl("sst_growth_factor", "x/doubling", "SST lookup slowdown per doubling of the "
@@ -135,6 +142,7 @@ class ServiceSpec:
     share_penalty: float
     cores: int                       # per machine; 0 = enough for every thread
     ctx_penalty: float
+    txn_commit_us: float = 0.0       # a write's commit on the machine's shared path (0: plain DB)
 
     @property
     def servers(self) -> int:
@@ -151,8 +159,10 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
     skip = P["skiplist_us_per_log2"] * depth
     unpinned = 1.0 if sv.pinned else P["unpinned_factor"]
     queries = w.queries_m * 1e6
-    write_base = P["put_us"] + skip + (P["wal_us"] if st.wal else 0.0) + \
-        (P["txn_us"] if st.db == "txn" else 0.0)
+    write_base = P["put_us"] + skip + (P["wal_us"] if st.wal else 0.0)
+    # L0->L1 compaction runs only on data flushed during the run: a run that
+    # fills fewer memtables than a flush takes (flushnum) compacts nothing of
+    # its own (lsm.flushed_fraction)
     compaction = P["compaction_us"] * math.log2(1.0 + lsm.l1_passes)
     window_cap = lsm.resident_memtables * entries
     writes_run = queries * np.asarray(placement.shares) * np.asarray(placement.write_frac)
@@ -163,34 +173,34 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
         p_write = workload.window_hit_fraction(wres, window, lookups="writes")
     else:                    # no writes (nothing in the memtables), or no popularity known
         p_read = p_write = np.zeros(len(placement.shares))
-    flat, grow, pmem, wrun = [], [], [], []
-    for i, share in enumerate(placement.shares):
-        wf = placement.write_frac[i]
-        miss = 1.0 - float(p_read[i])
-        miss_w = 1.0 - float(p_write[i])
-        read_flat = P["get_mem_us"] + skip
-        read_grow = miss * P["get_sst_us"]
-        seq_flat = seq_grow = 0.0
-        if sv.seq_check == "disk-get":
-            # a GET of the stored seq before each write: cheap in the memtable,
-            # expensive when it has to go to SST files
-            seq_flat, seq_grow = P["get_mem_us"] + skip, miss_w * P["seqget_sst_us"]
-        elif sv.seq_check == "seq-cache":
-            seq_flat = P["seqcache_us"]
-        r = 1.0 - wf
-        flat.append(unpinned * (P["base_us"] + r * read_flat + wf * (write_base + seq_flat)))
-        grow.append(unpinned * (r * read_grow + wf * (seq_grow + compaction)))
-        pmem.append(float(p_read[i]))
-        wrun.append(float(writes_run[i]))
+    wf = np.asarray(placement.write_frac, dtype=float)
+    r = 1.0 - wf
+    miss = 1.0 - np.asarray(p_read, dtype=float)
+    miss_w = 1.0 - np.asarray(p_write, dtype=float)
+    read_flat = P["get_mem_us"] + skip
+    seq_flat, seq_grow = 0.0, 0.0
+    if sv.seq_check == "disk-get":
+        # a GET of the stored seq before each write: cheap in the memtable,
+        # expensive when it has to go to SST files
+        seq_flat, seq_grow = P["get_mem_us"] + skip, miss_w * P["seqget_sst_us"]
+    elif sv.seq_check == "seq-cache":
+        seq_flat = P["seqcache_us"]
+    flat = unpinned * (P["base_us"] + r * read_flat + wf * (write_base + seq_flat))
+    flushed = lsm_flushed_fraction(np.asarray(writes_run, dtype=float) / lsm.entries,
+                                   lsm.flushnum)
+    grow = unpinned * (r * miss * P["get_sst_us"] + wf * (seq_grow + compaction * flushed))
+    pmem = np.asarray(p_read, dtype=float)
+    wrun = np.asarray(writes_run, dtype=float)
     return ServiceSpec(
-        flat_us=tuple(flat), sst_us=tuple(grow), p_mem=tuple(pmem),
+        flat_us=tuple(flat.tolist()), sst_us=tuple(grow.tolist()), p_mem=tuple(pmem.tolist()),
         sst_factor=P["sst_growth_factor"],
         growth_per_write=lsm.entry_bytes / lsm.data_bytes,
-        writes_per_run=tuple(wrun), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
+        writes_per_run=tuple(wrun.tolist()), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
         cv=P["service_cv"], idle_penalty=P["idle_penalty"],
         # pinned workers keep their cores: no busy-peer slowdown (module docstring)
         share_penalty=0.0 if sv.pinned else P["share_penalty"],
-        cores=int(sv.cores), ctx_penalty=P["context_switch_penalty"])
+        cores=int(sv.cores), ctx_penalty=P["context_switch_penalty"],
+        txn_commit_us=P["txn_commit_us"] if st.db == "txn" else 0.0)
 
 
 # Mechanism switches for ``python -m sim explain`` (model/explain.py): the same
@@ -199,6 +209,11 @@ def without_contention(s: ServiceSpec) -> ServiceSpec:
     """No load-dependent speed: idle workers run as fast as busy ones, and busy
     peers on a machine do not slow each other."""
     return replace(s, idle_penalty=0.0, share_penalty=0.0)
+
+
+def without_commit_path(s: ServiceSpec) -> ServiceSpec:
+    """No TransactionDB commit path: writes commit as in a plain DB."""
+    return replace(s, txn_commit_us=0.0)
 
 
 def without_oversubscription(s: ServiceSpec) -> ServiceSpec:
@@ -257,6 +272,22 @@ def load_factor(util, peers, idle_penalty, share_penalty):
     return (1.0 + idle_penalty * (1.0 - u)) * (1.0 + share_penalty * peers)
 
 
+def commit_wait(commits_per_us: float, commit_us: float, writers: float) -> float:
+    """Mean time a write spends on the machine's commit path, waiting and
+    committing, when the machine's ``writers`` workers commit at
+    ``commits_per_us`` in all: Schweitzer's form of the finite-source queue
+    (an arriving commit finds ``(n - 1) / n`` of the path's mean queue;
+    M/M/1 for many writers, no wait for one); infinite at or past its
+    capacity."""
+    if commit_us <= 0.0:
+        return 0.0
+    rho = commits_per_us * commit_us
+    if rho >= 1.0:
+        return math.inf
+    f = (writers - 1.0) / writers if writers > 1.0 else 0.0
+    return commit_us * (1.0 + f * rho / (1.0 - f * rho))
+
+
 def stretch(runnable: float, cores: float, ctx_penalty: float) -> float:
     """Per event: the process part of a service starting with ``runnable``
     threads (itself included) on a machine of ``cores`` cores runs this many
@@ -280,138 +311,20 @@ def stretched(work: float, fixed: float, factor: float) -> float:
     return fixed + rest * factor
 
 
-def mean_stretch(s: ServiceSpec, util: np.ndarray, machine_of: np.ndarray,
-                 bg_running: np.ndarray) -> np.ndarray:
-    """Mean of :func:`stretch` at a service start of each worker, its peers busy
-    independently with their utilisations and ``bg_running[m]`` background jobs
-    (mean, taken as Poisson) running on machine m."""
-    n = len(util)
-    if s.cores <= 0:
-        return np.ones(n)
-    out = np.ones(n)
-    u = np.clip(np.asarray(util, dtype=float), 0.0, 1.0)
-    for m in np.unique(machine_of):
-        idx = np.nonzero(machine_of == m)[0]
-        bg = float(bg_running[m]) if m < len(bg_running) else 0.0
-        # the jobs' Poisson weights within 10 sd of the mean (past that below
-        # 1e-21 each: a machine with 10,000 jobs keeps 2,000 terms, not 11,000)
-        spread = 10.0 * math.sqrt(bg + 1.0)
-        k0, kmax = max(0, int(bg - spread)), int(bg + spread) + 1
-        if len(idx) + kmax <= s.cores:
-            continue            # never more runnable threads than cores: exactly 1
-        ks = np.arange(k0, kmax + 1)
-        pois = np.exp(ks * math.log(bg) - bg - np.array([math.lgamma(k + 1) for k in ks])) \
-            if bg > 0 else (ks == 0).astype(float)
-        # E[factor] under (busy peers) x (background jobs), independent
-        dot, total = _peers_expectation(u[idx], _stretch_over_jobs(len(idx), pois, s, k0))
-        out[idx] = dot / (total * pois.sum())
-    return out
-
-
-def _stretch_over_jobs(n: int, pois: np.ndarray, s: ServiceSpec, k0: int = 0) -> np.ndarray:
-    """g[a] = sum_k pois[k] stretch(1 + a + k), a = 0..n-1 busy peers, k =
-    k0, k0 + 1, ... background jobs. stretch is 1 up to ``cores`` runnable
-    threads and linear past it, so each g[a] is a cut of two cumulative sums:
-    O(n + kmax), not the n x kmax matrix (14M entries a machine per solver
-    step for a soak rack with 1,434 workers and thousands of background jobs)."""
-    ks = k0 + np.arange(len(pois), dtype=float)
-    P, M = np.cumsum(pois), np.cumsum(ks * pois)
-    a = np.arange(n)
-    last = np.clip(s.cores - 1 - a - k0, -1, len(pois) - 1)  # the last k with stretch 1
-    below = np.where(last >= 0, P[np.maximum(last, 0)], 0.0)
-    below_m = np.where(last >= 0, M[np.maximum(last, 0)], 0.0)
-    over = (1.0 + a) * (P[-1] - below) + (M[-1] - below_m)     # sum over k past the cut of (1 + a + k) pois[k]
-    return below + over / s.cores * (1.0 + s.ctx_penalty)
-
-
-#: Up to this many workers on a machine, each worker's peer distribution is
-#: built by elimination (:func:`_peers_by_elimination`); past it, by dividing
-#: the worker out of the machine's whole distribution
-#: (:func:`_peers_by_division`): O(n^2) instead of O(n^3) (20 s per solver
-#: step at 1,282 workers on a machine).
-EXACT_PEERS = 64
-
-
-def _peers_expectation(u: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per worker i: ``sum_k q_i[k] g[k]`` and ``sum_k q_i[k]``, q_i the
-    distribution of its busy peers (:func:`_busy_peers_dist`). Past
-    EXACT_PEERS workers the compiled division (native/mva) reduces each q_i as
-    it goes: the numpy one keeps n x n arrays and loops over k in Python,
-    about 0.1 s per solver step at 1,340 workers on a machine, which a
-    2,679-server soak rack paid for 57 s."""
-    if len(u) > EXACT_PEERS and _compiled is not None:
-        return _compiled.peers_expectation(np.ascontiguousarray(u, dtype=float),
-                                           np.ascontiguousarray(g, dtype=float))
-    dist = _busy_peers_dist(u)
-    return dist @ g, dist.sum(axis=1)
-
-
-def _busy_peers_dist(u: np.ndarray) -> np.ndarray:
-    """Row i: the distribution of how many of the other workers are busy
-    (Poisson-binomial of ``u`` without ``u[i]``), for all i at once."""
-    return _peers_by_elimination(u) if len(u) <= EXACT_PEERS else _peers_by_division(u)
-
-
-def _peers_by_elimination(u: np.ndarray) -> np.ndarray:
-    """:func:`_busy_peers_dist` by one convolution step per worker, applied to
-    every row but that worker's own: O(n^3) work in n array operations (a
-    worker-by-worker loop cost 13 ms per solver step at 37 workers on two
-    machines)."""
-    n = len(u)
-    dist = np.zeros((n, n))
-    dist[:, 0] = 1.0
-    for j, p in enumerate(u):
-        keep = dist[j].copy()               # worker j is not its own peer
-        dist[:, 1:] = dist[:, 1:] * (1.0 - p) + dist[:, :-1] * p
-        dist[:, 0] *= 1.0 - p
-        dist[j] = keep
-    return dist
-
-
-def _peers_by_division(u: np.ndarray) -> np.ndarray:
-    """:func:`_busy_peers_dist` from the distribution ``f`` of all n workers:
-    row i solves ``f = q * (1 - u_i, u_i)`` for q. Forward from k = 0 where
-    ``u_i <= 1/2`` and backward from k = n - 1 where not, so every step
-    multiplies the error so far by at most 1 (``u/(1-u)`` or ``(1-u)/u``)."""
-    u = np.asarray(u, dtype=float)
-    n = len(u)
-    f = np.zeros(n + 1)
-    f[0] = 1.0
-    for p in u:
-        f[1:] = f[1:] * (1.0 - p) + f[:-1] * p
-        f[0] *= 1.0 - p
-    low = u <= 0.5
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        a, b = np.where(low, 1.0 - u, 1.0), np.where(low, 1.0, u)   # never 0 on their side
-        fw = np.zeros((n, n))                 # [k, i]: rows contiguous per step
-        fw[0] = f[0] / a
-        for k in range(1, n):
-            fw[k] = (f[k] - u * fw[k - 1]) / a
-        bw = np.zeros((n, n))
-        bw[n - 1] = f[n] / b
-        for k in range(n - 1, 0, -1):
-            bw[k - 1] = (f[k] - (1.0 - u) * bw[k]) / b
-    q = np.where(low[None, :], fw, bw).T
-    return np.clip(q, 0.0, None)
-
-
 # ---------------------------------------------------------------- service variability
 def service_scv(S, fixed, cv2):
     """Squared coefficient of variation of a whole service of mean ``S`` whose
-    ``fixed`` part (receive floor and gap) is constant and whose rest is gamma
-    with squared CV ``cv2``: ``cv2 ((S - fixed) / S)^2``; arrays broadcast."""
-    S = np.asarray(S, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(S > 0, np.clip(S - fixed, 0.0, None) / np.where(S > 0, S, 1.0), 0.0)
-    return cv2 * frac * frac
+    ``fixed`` part (receive floor and gap) is constant and whose rest is
+    gamma with squared CV ``cv2``: ``cv2 ((S - fixed) / S)^2``."""
+    if S <= 0.0:
+        return 0.0
+    return cv2 * ((S - fixed) / S) ** 2
 
 
-def residual_excess(S, scv):
-    """The mean residual of the service in progress, less one mean service:
-    ``E[S^2] / (2 E[S]) - S = (scv - 1) S / 2`` for services of mean ``S`` and
-    squared coefficient of variation ``scv`` (:func:`service_scv`): the MVA
-    term for a non-exponential server."""
-    return 0.5 * (np.asarray(scv, dtype=float) - 1.0) * np.asarray(S, dtype=float)
+def residual_us(S, scv):
+    """Mean time left of a service in progress, for an arrival at a random
+    moment (``E[S^2] / 2 E[S]``): ``S (1 + scv) / 2``."""
+    return S * (1.0 + scv) / 2.0
 
 
 # ---------------------------------------------------------------- per-event draw

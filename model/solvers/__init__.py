@@ -2,8 +2,8 @@
 
 All return the same :class:`model.prediction.Prediction`:
 
-* :class:`model.solvers.analytic.AnalyticSolver` -- mean values by a damped
-  fixed point over the closed-network recursion (milliseconds);
+* :class:`model.solvers.analytic.AnalyticSolver` -- mean values, one root in
+  throughput per rack (well under a millisecond, compiled);
 * :class:`sim.run.FastSimulator` -- the discrete-event simulator on the
   compiled engine (seconds);
 * :class:`sim.run.SimpySimulator` -- the same rules on SimPy, sampling actual
@@ -24,14 +24,13 @@ def predict(scenario, profile):
     return AnalyticSolver().solve(compile_rack(scenario, profile))
 
 
-def predict_many(scenarios, profile, warm_from=None, progress=None):
+def predict_many(scenarios, profile, progress=None, starts=None):
     """The analytic predictions of many scenarios under one profile, solved as one batch.
 
     ``profile`` may also be a sequence of profiles, one per scenario (a fit's
     finite differences solve one row under many profiles at once).
-    ``warm_from[i] = j`` starts scenario i from scenario j's solution;
-    ``progress(done, total)`` hears of racks finished
-    (:func:`model.solvers.analytic.solve_many`)."""
+    ``progress(done, total)`` hears of racks finished; ``starts[i]``: a guess
+    of scenario i's throughput in MOPS (:func:`model.solvers.analytic.solve_many`)."""
     from ..rack import compile_rack
     from .analytic import solve_many
     scenarios = list(scenarios)
@@ -39,4 +38,4 @@ def predict_many(scenarios, profile, warm_from=None, progress=None):
     if len(profiles) != len(scenarios):
         raise ValueError("one profile per scenario, or one profile for all")
     return solve_many([compile_rack(s, p) for s, p in zip(scenarios, profiles)],
-                      warm_from=warm_from, progress=progress)
+                      progress=progress, starts=starts)

@@ -33,8 +33,7 @@ def test_bench_sim_runs_and_reports_its_ratios():
 
 
 def test_bench_predict_runs_and_reports_its_ratios():
-    out = subprocess.run([sys.executable, "benchmarks/bench_predict.py", "--rows", "150",
-                          "--repeat", "1", "--sample", "3"], cwd=ROOT, capture_output=True,
-                         text=True, timeout=600)
+    out = subprocess.run([sys.executable, "benchmarks/bench_predict.py", "--rows", "60",
+                          "--repeat", "1"], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr
-    assert "x one MVA solve" in out.stdout and "in one process" in out.stdout
+    assert "x bare python" in out.stdout and "0 unsettled" in out.stdout

@@ -21,11 +21,15 @@ LOSSY = {"clients.threads": 2048, "servers.rcvbuf_kb": 16}
 SMALL_MEMTABLE = {"storage.memtable_mb": 1.0}
 # tiny memtables stall on the disk; a tiny L1 keeps their L0->L1 compaction
 # (lsm.l1_passes) from making the workers the bottleneck first
+# (a plain DB: TransactionDB's commit path would cap the writes first)
 STALLING = {"workload.read_ratio": 0.0, "storage.wal": False, "storage.memtable_mb": 0.25,
-            "storage.flushnum": 1, "storage.maxnum": 2, "storage.l1_mb": 1.0}
+            "storage.flushnum": 1, "storage.maxnum": 2, "storage.l1_mb": 1.0,
+            "storage.db": "normal"}
 SLOWED = {"servers.count": 4, "clients.threads": 64, "workload.read_ratio": 0.0,
           "storage.memtable_mb": 0.0625, "storage.flushnum": 2, "storage.maxnum": 5,
-          "storage.l1_mb": 1.0}
+          "storage.l1_mb": 1.0, "storage.db": "normal",
+          # without the WAL: its switch blocks would pace the writes before a slowdown
+          "storage.wal": False}
 FEW_CLIENTS = {"clients.threads": 64}
 
 #: scenario key -> (context, new value)
@@ -33,6 +37,8 @@ SCENARIO_CHANGES = {
     "clients.threads": ({}, 512),
     "clients.timeout_ms": (LOSSY, 100.0),
     "clients.retry": ({"clients.timeout_ms": 5.0}, "strict"),
+    "clients.cores": ({"storage.db": "normal"}, 4),
+    "clients.machines": ({"storage.db": "normal"}, 2),
     "network.loss_rate": ({}, 0.001),
     "switch.cache": ({}, False),
     "switch.mode": ({}, "read-only"),
@@ -49,8 +55,8 @@ SCENARIO_CHANGES = {
     "storage.memtable_mb": ({}, 16.0),
     "storage.flushnum": (SMALL_MEMTABLE, 2),
     "storage.maxnum": (STALLING, 3),
-    "storage.l0_files": ({}, 8),
-    "storage.l1_mb": ({}, 128.0),
+    "storage.l0_files": (SMALL_MEMTABLE, 8),
+    "storage.l1_mb": (SMALL_MEMTABLE, 128.0),
     "storage.wal": ({}, False),
     "storage.wal_bytes_per_sync_mb": (SMALL_MEMTABLE, 0.1),
     "storage.db": ({}, "normal"),
@@ -73,7 +79,7 @@ PROFILE_CHANGES = {
     "rcvbuf_pkt_bytes": (LOSSY, 1.5),
     "evict_writes_per_s": ({}, None),           # from its default 0 to 20 000 writes/s
     "base_us": ({}, 1.5), "get_mem_us": ({}, 1.5), "get_sst_us": ({}, 1.5), "put_us": ({}, 1.5),
-    "skiplist_us_per_log2": ({}, 1.5), "wal_us": ({}, 1.5), "txn_us": ({}, 1.5),
+    "skiplist_us_per_log2": ({}, 1.5), "wal_us": ({}, 1.5), "txn_commit_us": ({}, 1.5),
     "seqget_sst_us": ({"servers.seq_check": "disk-get"}, 1.5),
     "seqcache_us": ({"servers.seq_check": "seq-cache"}, 1.5),
     "sst_growth_factor": ({}, 1.5), "compaction_us": (SMALL_MEMTABLE, 1.5), "unpinned_factor": ({"servers.pinned": False}, 1.5),
@@ -87,6 +93,10 @@ PROFILE_CHANGES = {
     "wal_switch_ms": (SMALL_MEMTABLE, 1.5), "wal_switch_ms_per_mbps": (SMALL_MEMTABLE, 1.5),
     "wal_sync_ref_mb": ({**SMALL_MEMTABLE, "storage.wal_bytes_per_sync_mb": 0.5}, 2.0),
     "slowdown_mbps": (SLOWED, 0.05),
+    "client_cpu_us": ({"storage.db": "normal"}, 1.5),
+    "client_cores": ({"storage.db": "normal"}, 0.25),
+    "timer_floor_ms": ({"clients.timeout_ms": 0.5, "clients.threads": 4096}, None),
+    "wal_sync_ms_per_mb": ({"storage.wal_bytes_per_sync_mb": 16.0}, 1.5),
 }
 
 
