@@ -20,7 +20,7 @@ from model.errors import InputError, RunFailed
 from model.safe_io import atomic_write, read_csv
 from model.profile import Profile
 from model.kinds import RunKind, detect
-from model.row_prediction import WARNING, predict_kind_rows, rack_size, row_racks
+from model.row_prediction import NOTE, predict_kind_rows, rack_size, row_racks
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
@@ -139,9 +139,8 @@ def _quiet_worker() -> None:
     # and stops the workers; they must not print tracebacks of their own
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # the processes share the cores already: one solve thread each
-    from model.solvers import rack_step
-    rack_step.one_thread()
+    from model.solvers._jit import one_thread
+    one_thread()                         # the processes share the cores already
 
 
 def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[list[int]],
@@ -341,11 +340,11 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
         raise WorkerDied(f"{exc}; the {len(results)} of {len(rows)} rows predicted before "
                          f"are in {out} (column partial)") from None
     _write(out, kind, header, rows, results)
-    unsettled = sum(1 for r in results.values() if r.get(WARNING))
-    if unsettled:
+    jumps = sum(1 for r in results.values() if r.get(NOTE))
+    if jumps:
         import sys
-        print(f"WARNING: {unsettled} of {len(rows)} rows did not settle (column {WARNING} "
-              f"in {out}); their figures are the solver's last iterate", file=sys.stderr)
+        print(f"NOTE: {jumps} of {len(rows)} rows sit where the rack's load balance jumps "
+              f"(column {NOTE} in {out}): their figures are those at the jump", file=sys.stderr)
     return kind, len(rows)
 
 

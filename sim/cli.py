@@ -359,32 +359,14 @@ def pred_source(sc: Scenario) -> str:
         f"{sc.workload.generator} generator as the public code runs it"
 
 
-def _unsettled(pred: Prediction) -> list[str]:
-    """A warning line when the analytic fixed point did not settle: its figures
-    are the last iterate's (consistent with each other, but not a fixed point)."""
-    if pred.details.get("converged", True):
+def _jump(pred: Prediction) -> list[str]:
+    """A note where the analytic answer sits at a jump of the rack's load
+    balance (model.solvers.analytic): there is no steady state on either side
+    of it, and the simulator alternates between them."""
+    if not pred.details.get("jump"):
         return []
-    return [f"  WARNING              the analytic solution did not settle after "
-            f"{pred.details.get('iterations', '?')} iterations (writes stop at a flush-capacity "
-            f"limit?); check with --engine sim"]
-
-
-def _loss_waves(pred: Prediction, sc: Scenario) -> list[str]:
-    """A note where the analytic answer is known to run high: timeouts
-    dominate and a worker's clients outnumber its receive buffer, so the
-    clients dropped together time out together and overflow it again. The
-    simulator loses packets in such waves; the mean-value form spreads its
-    (smaller) loss evenly and keeps the workers busy between waves (docs/model.md,
-    section 5: 11 % above the simulator at 4,096 clients and 32 KiB buffers)."""
-    if pred.engine != "analytic" or pred.bottleneck.kind != "timeouts":
-        return []
-    busy = sum(1 for s in pred.servers if s.share > 0)
-    buffer = pred.details.get("buffer_pkts", math.inf)
-    if busy == 0 or sc.clients.threads / busy <= buffer:
-        return []
-    return [f"  NOTE                 {sc.clients.threads / busy:,.0f} clients per worker against a "
-            f"{buffer:,.0f}-packet buffer: losses come in waves, which this mean-value answer "
-            f"spreads evenly (it ran 11 % high in such a rack); check with --engine sim"]
+    return ["  NOTE                 the rack sits where its load balance jumps (a flush or "
+            "resend cliff): these are the figures at the jump; check with --engine sim"]
 
 
 def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
@@ -404,8 +386,7 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"  false positives      {pred.false_pos:,.0f} packets/run",
         f"  write stall          {100 * pred.stall_fraction:.1f} % of time",
         f"  bottleneck           {pred.bottleneck.text()}",
-        *_unsettled(pred),
-        *_loss_waves(pred, sc),
+        *_jump(pred),
         "",
         f"  {'server':>6}  {'share %':>8}  {'nocache %':>9}  {'util %':>7}  {'wait us':>10}  {'process us':>10}",
     ]

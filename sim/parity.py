@@ -65,17 +65,12 @@ def regimes() -> dict[str, Scenario]:
     return out
 
 
-#: Regimes whose outcome is itself random: with a 5 ms timeout, which workers
-#: collapse (and how many) differs from run to run (seeds 1-4 give 0.704-0.745
-#: MOPS), and the analytic solver predicts the expectation over runs (its
-#: collapse chain). The WAL regime has a handful of long blocks per run, and its
-#: difference sits at the test's bound (9.0-10.5 % over seeds 1-8 in 8 s runs):
-#: one seed would decide the case. With 64 MiB memtables a 16- or 32-server
-#: rack switches memtables about once per worker in 8 s (8 switches in all at
-#: 16 servers): a run's waits hang on where its few WAL blocks fall (the
-#: default rack's busy-worker wait differs from the analytic's by 3-27 % over
-#: seeds 1-6). Each is compared with the mean over these seeds: throughput, and
-#: each worker's wait and process time.
+#: Regimes whose outcome is itself random: a handful of long blocks per run
+#: (WAL switches, and with small buffers the drops behind them), so where they
+#: fall decides a run's throughput and waits. With 64 MiB memtables a 16- or
+#: 32-server rack switches memtables about once per worker in 8 s. Each is
+#: compared with the mean over these seeds: throughput, and each worker's wait
+#: and process time.
 SEEDS4 = (1, 2, 3, 4)
 RANDOM_OUTCOME = {"5 ms timeout": SEEDS4, "facts: timeout 5 ms": SEEDS4,
                   "WAL switch + slowdown": SEEDS4,

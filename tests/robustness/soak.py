@@ -217,12 +217,12 @@ def check_output(path: str) -> int:
     value: a list, a zero, a value the profile's uncertainty does not move)."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    from model.row_prediction import WARNING
+    from model.row_prediction import NOTE
     if not rows:
         print(f"{path}: no rows predicted")
         return 1
-    pred_cols = [c for c in rows[0] if c.startswith("pred_") and c != WARNING]
-    unsettled = sum(1 for r in rows if r.get(WARNING))
+    pred_cols = [c for c in rows[0] if c.startswith("pred_") and c != NOTE]
+    jumps = sum(1 for r in rows if r.get(NOTE))
     bad, no_interval, cells = [], 0, 0
     for r in rows:
         for c in pred_cols:
@@ -240,7 +240,7 @@ def check_output(path: str) -> int:
                     break
     print(f"{len(rows)} rows, {len(pred_cols)} prediction columns: {cells} predicted cells, "
           f"{len(bad)} not finite {bad[:20]}; {no_interval} interval cells empty (no interval); "
-          f"{unsettled} rows flagged unsettled ({WARNING})")
+          f"{jumps} rows at a jump of the load balance ({NOTE})")
     return 1 if bad else 0
 
 

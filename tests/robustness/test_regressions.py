@@ -382,43 +382,6 @@ def test_a_cache_holding_every_key_leaves_no_negative_share():
     assert violations(pred, spec) == []
 
 
-def test_a_collapsed_worker_that_most_requests_visit_stays_within_capacity(monkeypatch):
-    """Found by the soak (seed 2, scenario 1,051-1,100): a worker with 45 % of
-    the requests, collapsed at a 1.6 ms timeout, needed drops above the 99 %
-    the bisection allowed; the solver reported X s S = 3.07 times its
-    capacity. Its drop fraction is now searched up to 1 - 1e-12. The fixed
-    point does not settle here (it is reported as such): its steps are
-    bounded by STEP_BUDGET (933 steps here before the budget, 4,133 in the
-    soak's run), and the law must hold whenever it stops. (The soak's scenario
-    said "uniform", which the lab profile used to read as its zipf popularity;
-    "zipf" is that same rack now that the profile honours the distribution.)"""
-    import model.solvers.analytic as an
-    from model.profile import Profile
-    from model.rack import compile_rack
-    from model.scenario import Scenario
-
-    from .laws import violations
-    monkeypatch.setattr(an, "MAX_ITER", 10)
-    monkeypatch.setattr(an, "STEP_BUDGET", 30)     # without it: 117 steps here
-    sc = Scenario.default().updated({
-        "clients.threads": 1024, "clients.timeout_ms": 1.6110068711610934,
-        "network.loss_rate": 0.019504732367754407, "switch.mode": "read-only",
-        "switch.cache_keys": 40, "switch.partition": "range-even", "switch.hash_buckets": 18,
-        "servers.count": 46, "servers.machines": 2, "servers.rcvbuf_kb": 56,
-        "servers.bg_threads": 49, "storage.memtable_mb": 0.7671116050854323,
-        "storage.flushnum": 9, "storage.maxnum": 550, "workload.distribution": "zipf",
-        "workload.records": 2406, "workload.generator": "kvperf",
-        "workload.insertorder": "ordered", "workload.profile": "lab",
-        "workload.read_ratio": 0.031736530619933014, "workload.value_bytes": 19365})
-    spec = compile_rack(sc, Profile.load("tofino-testbed"))
-    pred = an.solve(spec, collapsed=(0,))
-    assert pred.details["loss_probability"][0] > 0.99
-    assert violations(pred, spec) == []
-    # an unsettled rack stops within its step budget (one round may run past it)
-    assert not pred.details["converged"]
-    assert pred.details["iterations"] <= 30 + 10
-
-
 def test_a_worker_stopped_and_blocked_counts_as_stalled_once():
     """Soak seed 3, scenario 945 (4 workers, 0.07 MiB memtables, 45 % wire
     loss, 2.5 ms timeout), solved in its batch of 20: the mean-value write-stop
@@ -433,9 +396,8 @@ def test_a_worker_stopped_and_blocked_counts_as_stalled_once():
     from model.solvers.analytic import AnalyticSolver
     spec = compile_rack(Scenario.default().updated({"servers.count": 4}),
                         Profile.load("tofino-testbed"))
-    b = an._Batch.of([spec])
-    st = an._row(an._solve_states(b, an._initial(b)), 0, b)
-    out = an._state_outcome(spec, st)
+    RO, WO, OFF = an._solve_packed([an._pack(spec)])
+    out, _ = an._outcome(spec, RO[0], WO)
     m = spec.servers
     stuck = dc.replace(out, stall_frac=np.full(m, 0.9), block_frac=np.full(m, 0.5))
     pred = from_outcome(spec, stuck, "analytic", {})

@@ -7,16 +7,16 @@ import pytest
 from .soak import check_output, main
 
 
-def test_check_reads_the_warning_column_as_text_and_every_prediction_as_a_number(tmp_path, capsys):
+def test_check_reads_the_note_column_as_text_and_every_prediction_as_a_number(tmp_path, capsys):
     ok = tmp_path / "ok.csv"
-    ok.write_text("id,pred_mops,pred_mops_lo,pred_wait_us,pred_warning\n"
+    ok.write_text("id,pred_mops,pred_mops_lo,pred_wait_us,pred_note\n"
                   "P1,0.5,0.4,1|2,\n"
-                  "P2,0.01,,3|4,the analytic fixed point did not settle (1600 steps)\n")
+                  "P2,0.01,,3|4,the rack sits where its load balance jumps\n")
     assert check_output(str(ok)) == 0
     out = capsys.readouterr().out
-    assert "0 not finite" in out and "1 rows flagged unsettled" in out
+    assert "0 not finite" in out and "1 rows at a jump" in out
     bad = tmp_path / "bad.csv"
-    bad.write_text("id,pred_mops,pred_wait_us,pred_warning\nP1,nan,1|2,\nP2,0.1,3|inf,\n")
+    bad.write_text("id,pred_mops,pred_wait_us,pred_note\nP1,nan,1|2,\nP2,0.1,3|inf,\n")
     assert check_output(str(bad)) == 1
     assert "2 not finite" in capsys.readouterr().out
 

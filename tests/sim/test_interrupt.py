@@ -407,8 +407,8 @@ def test_one_prediction_with_its_interval_shows_its_racks(capsys):
 
 
 def test_solve_many_reports_racks_as_they_finish():
-    """solve_many's progress hook: every rack once, in order, to the total,
-    on the cold path and warm from a leader (a collapse chain's followers)."""
+    """solve_many's progress hook: racks counted in order up to the total,
+    cold and started from a guess (an interval's sigma points)."""
     from model.intervals import sigma_profiles
     from model.profile import Profile
     from model.rack import compile_rack
@@ -418,9 +418,10 @@ def test_solve_many_reports_racks_as_they_finish():
     sc = Scenario.default().updated({"clients.timeout_ms": 5.0})
     profs = [prof, *sigma_profiles(prof)[0][:3]]
     specs = [compile_rack(sc, p) for p in profs]
-    for warm in (None, [None, 0, 0, 0]):
+    centre = analytic.solve(specs[0]).throughput_mops
+    for starts in (None, [None, centre, centre, centre]):
         seen = []
-        analytic.solve_many(specs, warm_from=warm, progress=lambda d, t: seen.append((d, t)))
+        analytic.solve_many(specs, starts=starts, progress=lambda d, t: seen.append((d, t)))
         assert seen[-1] == (4, 4)
         assert [d for d, _ in seen] == sorted(d for d, _ in seen)
         assert {t for _, t in seen} == {4}

@@ -31,10 +31,10 @@ def test_the_residual_term_is_the_second_moment_over_twice_the_mean():
     for cv2 in (0.25, 1.0, 2.0):
         second = d * d + 2 * d * (S - d) + (S - d) ** 2 * (1 + cv2)      # E[S^2]
         scv = svc.service_scv(S, d, cv2)
-        assert float(svc.residual_excess(S, scv)) == pytest.approx(second / (2 * S) - S)
-        # no fixed part: the gamma term the solver had before
+        assert float(svc.residual_us(S, scv)) == pytest.approx(second / (2 * S))
+        # no fixed part: the residual of a gamma service
         scv0 = svc.service_scv(S, 0.0, cv2)
-        assert float(svc.residual_excess(S, scv0)) == pytest.approx((cv2 - 1.0) * S / 2)
+        assert float(svc.residual_us(S, scv0)) == pytest.approx((1.0 + cv2) * S / 2)
 
 
 def test_a_lightly_loaded_simulated_worker_never_reports_a_negative_process_time():

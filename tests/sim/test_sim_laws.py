@@ -69,8 +69,11 @@ def test_utilization_law(profile):
 
 def test_flow_balance_with_losses_and_timeouts(profile):
     # small buffers and a short timeout: drops, resends and duplicates happen
-    cfg = static_rack(profile, **{"clients.threads": 512, "servers.rcvbuf_kb": 16,
-                                  "clients.timeout_ms": 0.3})
+    # (a sub-millisecond timer with no kernel tick floor, and no client-core
+    # queue before a resend, so replies do come after their resend)
+    profile = profile.with_values({"timer_floor_ms": 0.0, "client_cpu_us": 0.0}, "test")
+    cfg = static_rack(profile, **{"clients.threads": 512, "servers.rcvbuf_kb": 64,
+                                  "clients.timeout_ms": 0.2})
     r = run_config(cfg, 1.0, seed=13)
     assert r.drop.sum() > 0 and r.resends > 0 and r.stale > 0
     np.testing.assert_array_equal(

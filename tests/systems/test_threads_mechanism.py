@@ -218,6 +218,10 @@ def test_fit_on_two_connections_predicts_four_and_eight_within_the_issue_targets
     were 11.2 % and 30.6 %."""
     from calibrate.cv import cross_validate
     from calibrate.systems_fit import load_rows
-    res = cross_validate(load_rows("thread-coroutine"), "first:2")
+    # the series up to 8 connections, as the issue measured it (the 16- and
+    # 64-connection rows added since are extrapolation, issue 41)
+    rows = [r for r in load_rows("thread-coroutine")
+            if r["__kind__"] != "thread_coroutine" or int(r["connections"]) <= 8]
+    res = cross_validate(rows, "first:2")
     assert res.summary[("thread_coroutine", "latency_mean_us")].median_ape <= 10.0
     assert res.summary[("thread_coroutine", "latency_std_us")].median_ape <= 25.0
