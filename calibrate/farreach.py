@@ -45,10 +45,11 @@ KIND_NAMES = ("farreach_runs", "farreach_tuning", "farreach_breakdown")
 #: Parameters stage 2 fits; the rest keep their prior values.
 FREE = (
     "recv_floor_us", "server_gap_us", "send_base_us", "send_per_thread_us",
-    "miss_rtt_us", "hit_rtt_us", "base_us", "get_sst_us", "wal_us", "txn_us",
+    "miss_rtt_us", "hit_rtt_us", "base_us", "get_sst_us", "wal_us", "txn_commit_us",
     "seqget_sst_us", "seqcache_us", "skiplist_us_per_log2", "idle_penalty",
     "unpinned_factor", "share_penalty", "sst_growth_factor", "compaction_us",
-    "wal_switch_ms_per_mbps",
+    "wal_switch_ms_per_mbps", "client_cpu_us", "rcvbuf_pkt_bytes",
+    "timer_floor_ms",
 )
 
 #: Prior spread of every free parameter, log-sd: a factor e either way.
@@ -263,8 +264,8 @@ _TARGETS: list = []
 def _init_worker(targets) -> None:
     global _TARGETS
     _TARGETS = targets
-    from model.solvers import rack_step
-    rack_step.one_thread()               # the processes share the cores already
+    from model.solvers._jit import one_thread
+    one_thread()                         # the processes share the cores already
 
 
 def _chunk_residuals(args) -> list:
@@ -278,9 +279,15 @@ def _residuals_of(targets, profiles) -> list:
     All (row, profile) racks are solved as one batch
     (:func:`model.solvers.predict_many`): a Jacobian costs a few batch
     passes instead of one solve per row and parameter."""
-    pairs = [(t, p) for p in profiles for t in targets]
-    preds = predict_many([t[1] for t, _ in pairs], [p for _, p in pairs])
-    flat = [_row_residuals(t, pred) for (t, _), pred in zip(pairs, preds)]
+    # the first profile's racks, then the others (a Jacobian's small steps
+    # from it) with their root searches started at its answers
+    centre = predict_many([t[1] for t in targets], profiles[0])
+    preds = list(centre)
+    if len(profiles) > 1:
+        preds += predict_many([t[1] for _ in profiles[1:] for t in targets],
+                              [p for p in profiles[1:] for _ in targets],
+                              starts=[q.throughput_mops for _ in profiles[1:] for q in centre])
+    flat = [_row_residuals(t, pred) for t, pred in zip(targets * len(profiles), preds)]
     n = len(targets)
     return [flat[i * n:(i + 1) * n] for i in range(len(profiles))]
 

@@ -377,11 +377,8 @@ def _quiet_worker() -> None:
     # stops the workers, which must not print tracebacks of their own
     import signal
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        from model.solvers import rack_step
-        rack_step.one_thread()           # the processes share the cores already
-    except Exception:                    # only a speed setting; the task reports real errors
-        pass
+    from model.solvers._jit import one_thread
+    one_thread()                         # the processes share the cores already
 
 
 def _simulate_task(task: tuple) -> tuple[int, float | None, bool]:
@@ -844,7 +841,6 @@ def run_knobs(args) -> int:
     predicted: dict[str, list[tuple[float | None, float | None]]] = {}
     unsettled: list[str] = []
     if "analytic" in engines:
-        from model.intervals import settled
         solved: dict[tuple[Any, int], float] = {}
         for k, prof in enumerate(profiles):
             scs = [sc for sc, kk in needed if kk == k]
@@ -859,8 +855,6 @@ def run_knobs(args) -> int:
                 preds = predict_analytic(scs, prof, progress=moved)
             for sc, pr in zip(scs, preds):
                 solved[(sc, k)] = float(pr.throughput_mops)
-                if not settled(pr):
-                    unsettled += [r.id for p in pairs for r in (p.a, p.b) if r.scenario == sc]
         predicted["analytic"] = [
             (solved.get((p.a.scenario, k)), solved.get((p.b.scenario, k)))
             if k is not None else (None, None) for p, k in zip(pairs, prof_of_pair)]

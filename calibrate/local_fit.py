@@ -49,7 +49,7 @@ from model.local_runs import local_scenario
 from .parallel import pmap
 
 DEFAULT_FREE = ("base_us", "put_us", "get_mem_us", "get_sst_us", "wal_us", "seqget_sst_us",
-                "txn_us", "recv_floor_us", "server_gap_us", "miss_rtt_us", "send_base_us",
+                "txn_commit_us", "recv_floor_us", "server_gap_us", "miss_rtt_us", "send_base_us",
                 "send_per_thread_us", "send_log2_us", "context_switch_penalty", "idle_penalty")
 FALLBACK_PRIORS = "calibrate/priors/farreach.toml"   # fills parameters the priors file lacks
 COLUMN_WEIGHTS = {"mops": 1.0, "process_us": 1.0, "wait_us": 0.3, "send_us": 0.5}
@@ -285,7 +285,7 @@ class LocalFitter:
         if values("wal", "on") != {"on", "off"}:
             why["wal_us"] = "every run had the same WAL setting"
         if values("db", "normal") != {"normal", "txn"}:
-            why["txn_us"] = "every run used the same DB type"
+            why["txn_commit_us"] = "every run used the same DB type"
         seq = values("seq_check", "disk-get")
         if "disk-get" not in seq or len(seq) < 2:
             why["seqget_sst_us"] = "needs runs with and without seq_check=disk-get"
@@ -383,8 +383,8 @@ class _Pool:
         self.pool = None
         if n_jobs is not None and n_jobs > 1:
             from concurrent.futures import ProcessPoolExecutor
-            from model.solvers import rack_step
-            self.pool = ProcessPoolExecutor(max_workers=n_jobs, initializer=rack_step.one_thread)
+            from model.solvers._jit import one_thread
+            self.pool = ProcessPoolExecutor(max_workers=n_jobs, initializer=one_thread)
 
     def map(self, fn, items):
         if self.pool is None:

@@ -23,6 +23,10 @@ from .scenario import Scenario
 
 FITTER = "calibrate.farreach:FarReachFitter"
 LAB_WORKLOAD = "lab"
+LAB_MACHINES = 2
+LAB_CORES = 24
+TUNING_CLIENT_MACHINES = 2
+TUNING_TIMEOUT_MS = 5000.0
 
 # ---------------------------------------------------------------------------
 # FarReach rack
@@ -39,9 +43,13 @@ def farreach_scenario(row: Row, base: Scenario | None = None) -> Scenario:
     """Scenario of one farreach_runs / farreach_tuning / farreach_breakdown row."""
     base = base or Scenario.default()
     ch: dict[str, Any] = {
-        # the lab's rack: its key popularity and layout, range partitioning
+        # the lab's rack: its key popularity and layout, range partitioning,
+        # its two server machines of 24 cores each ("128 workers on 48
+        # cores", docs/domain.md)
         "workload.profile": LAB_WORKLOAD,
         "switch.partition": "range",
+        "servers.machines": LAB_MACHINES,
+        "servers.cores": LAB_CORES,
         "switch.cache": choice(row, "system", SYSTEMS),
         "switch.mode": "read-only" if cell(row, "system") == "netcache" else "write-back",
         "servers.count": number(row, "servers", integer=True, minimum=1),
@@ -72,6 +80,21 @@ def farreach_scenario(row: Row, base: Scenario | None = None) -> Scenario:
     if "variant" in row:
         # The tuning series pins workers and keeps RocksDB threads off their cores.
         ch["servers.pinned"] = True
+        # ... and its clients sent from two machines: its plain-DB runs reach
+        # 1.4-1.7 MOPS (T18, T38), while the F series' runs level off at
+        # 1.05-1.08 MOPS from 512 to 1,024 threads with their servers not
+        # saturated (F096, F108, F112: more than one client machine sends;
+        # docs/domain.md, "clients ran on one or two machines").
+        ch["clients.machines"] = TUNING_CLIENT_MACHINES
+        # It is the late series (after the v6 runs, all with enlarged receive
+        # buffers): "as loss was rare once buffers were enlarged, the lab kept
+        # a long default timeout" -- the public client's 5 s
+        # (CLIENT_SOCKET_TIMEOUT_SECS, docs/domain.md section 5). Its CSV has
+        # neither column; a row that has them keeps its own.
+        if "rcvbuf" not in row:
+            ch["servers.rcvbuf_kb"] = RCVBUF_KB["large"]
+        if "timeout_ms" not in row:
+            ch["clients.timeout_ms"] = TUNING_TIMEOUT_MS
     return scenario_from_columns(base, ch, COLUMN_OF)
 
 

@@ -36,7 +36,7 @@ def test_profile_has_units_uncertainty_and_provenance(fitted, tmp_path):
     p = prof.params["base_us"]
     assert p.unit == "us" and p.stderr is not None and p.stderr > 0
     assert "fit: 8 local runs (synthetic.csv)" in p.source
-    assert prof.params["txn_us"].source.startswith("prior")          # not fitted: kept
+    assert prof.params["txn_commit_us"].source.startswith("prior")          # not fitted: kept
     assert prof.meta["runs_files"] == ["synthetic.csv"] and prof.meta["n_rows"] == 8
     assert prof.meta["toolkit_version"] and prof.meta["date"]
     # round trip through TOML
@@ -51,7 +51,7 @@ def test_identifiability_rules_keep_priors(priors, small_points):
     rows = synthetic_rows(priors, small_points[:3])     # clients vary; WAL, DB, seq fixed
     fitter = LocalFitter(max_nfev=2)
     free, why = fitter._choose_free(priors, rows)
-    assert "wal_us" in why and "txn_us" in why and "seqget_sst_us" in why
+    assert "wal_us" in why and "txn_commit_us" in why and "seqget_sst_us" in why
     assert "wal_us" not in free and "base_us" in free
 
 

@@ -78,5 +78,5 @@ def test_the_embedded_profile_is_the_fit_of_the_current_model():
     fz = FarReachFitter()
     assert fz.cost_at(shipped, rows) == pytest.approx(float(shipped.meta["cost"]), rel=1e-6)
     # and it can fail: the same profile on a changed model (a parameter moved) costs more
-    moved = shipped.with_values({"compaction_us": shipped["compaction_us"] * 1.2}, "moved")
+    moved = shipped.with_values({"client_cpu_us": shipped["client_cpu_us"] * 1.2}, "moved")
     assert fz.cost_at(moved, rows) > float(shipped.meta["cost"]) * 1.001
