@@ -48,7 +48,9 @@ numba.config.CACHE_DIR = cache_dir()
 # numba's built-in work queue for the batch's threads, not GNU OpenMP: a
 # process that has run an OpenMP parallel region cannot fork() (the fit's
 # worker pool forks), and numba aborts the child when it tries. (A user's
-# NUMBA_THREADING_LAYER still decides.)
+# NUMBA_THREADING_LAYER still decides.) The work queue takes one parallel
+# launch at a time: analytic._solve_packed serialises the launches of
+# threads that share a process.
 if not os.environ.get("NUMBA_THREADING_LAYER"):
     numba.config.THREADING_LAYER = "workqueue"
 

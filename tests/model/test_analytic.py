@@ -186,7 +186,7 @@ def test_every_rack_settles_and_keeps_the_laws(profile):
         assert p.details["evaluations"] < analytic.MAX_EVAL
         # the root to X_TOL: a final bracket that narrow, not a last iterate
         assert p.details["converged"]
-        assert p.details["bracket_rel_width"] <= 2 * analytic.X_TOL
+        assert p.details["bracket_rel_width"] <= 4 * analytic.X_TOL
         assert math.isfinite(p.pktloss) and math.isfinite(p.false_pos)
 
 
