@@ -16,10 +16,10 @@ from sim.parity import compare, regimes
 SECONDS = 8.0
 
 # The causes (docs/model.md, "Known misses"):
-STOP = ("rack-wide stop behind a long block (a WAL switch, a write stop, a burst of "
-        "drops): the simulator's whole rack idles while every thread gathers at the "
-        "blocked worker; the mean-value form counts the held threads as a delay the "
-        "others absorb, so at the client cores' cap it loses too little throughput")
+STOP = ("blocks on a worker-bound rack (a WAL switch, a sync, a write stop, a burst "
+        "of drops): the analytic answer is the lower of two upper bounds, the threads "
+        "away as a delay and the stopped rack (docs/model.md, section 3); where the "
+        "workers themselves are the bottleneck neither is tight, and the simulator is lower")
 IDLE = ("a worker's wait is its idle time between requests: in the simulator the "
         "workers idle through the rack-wide stops and the refill after them, and "
         "with few blocks per run where they fall decides the busiest worker's wait")
