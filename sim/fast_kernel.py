@@ -74,13 +74,12 @@ cache only notices changes to this file.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 from pathlib import Path
 
 import numpy as np
 
+from model.compiled_cache import compiled_cache_dir
 from model.rack import clients as _cl, lsm as _lsm, network as _nw, placement as _pl, \
     service as _svc
 
@@ -88,17 +87,9 @@ from model.rack import clients as _cl, lsm as _lsm, network as _nw, placement as
 def cache_dir() -> str:
     """Where compiled code is kept: ``$NUMBA_CACHE_DIR``, else
     ``$KVPERF_CACHE_DIR/numba-<source digest>`` (default ``~/.cache/kvperf``)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.environ["NUMBA_CACHE_DIR"]
-    digest = hashlib.sha1()
-    for mod in (__file__, _lsm.__file__, _svc.__file__, _cl.__file__, _nw.__file__, _pl.__file__,
-                Path(__file__).with_name("counters.py")):
-        digest.update(Path(mod).read_bytes())
-    base = os.environ.get("KVPERF_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                              "kvperf")
-    if base == "off":
-        base = os.path.join(os.path.expanduser("~"), ".cache", "kvperf")
-    return os.path.join(base, f"numba-{digest.hexdigest()[:16]}")
+    return compiled_cache_dir("numba", (
+        __file__, _lsm.__file__, _svc.__file__, _cl.__file__, _nw.__file__, _pl.__file__,
+        Path(__file__).with_name("counters.py")))
 
 
 import numba  # noqa: E402  (after cache_dir is defined, before any cached function is made)

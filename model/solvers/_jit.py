@@ -1,18 +1,14 @@
 """Compiling the analytic solver: numba, with its cache keyed by the sources it compiles.
 
-numba's own cache notices changes to the file of a compiled function only,
-not to the mechanism functions compiled into it from other modules
-(``register_jitable``). So, as the simulator's kernel does
-(:func:`sim.fast_kernel.cache_dir`), the cache directory is named after a
-digest of every source the solver compiles: a change to any of them
-compiles afresh, an unchanged checkout reuses the cache (the first
-prediction on a machine compiles for some seconds; later ones start at
-once).
+The cache directory is named after a digest of every source the solver
+compiles (:func:`model.compiled_cache.compiled_cache_dir`, as for the
+simulator's kernel): a change to any of them compiles afresh, an unchanged
+checkout reuses the cache (the first prediction in a checkout compiles for
+some seconds; later ones start at once).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -20,6 +16,7 @@ import numba
 from numba import njit, prange
 from numba.extending import register_jitable
 
+from ..compiled_cache import compiled_cache_dir
 from ..rack import clients, lsm, network, service
 
 __all__ = ["njit", "prange", "register_jitable", "cache_dir", "one_thread"]
@@ -28,18 +25,10 @@ __all__ = ["njit", "prange", "register_jitable", "cache_dir", "one_thread"]
 def cache_dir() -> str:
     """``$NUMBA_CACHE_DIR``, else ``$KVPERF_CACHE_DIR/analytic-<digest>``
     (default ``~/.cache/kvperf``)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        return os.environ["NUMBA_CACHE_DIR"]
-    digest = hashlib.sha1()
     here = Path(__file__).parent
-    for path in (here / "analytic.py", Path(__file__), Path(clients.__file__), Path(lsm.__file__),
-                 Path(network.__file__), Path(service.__file__)):
-        digest.update(path.read_bytes())
-    base = os.environ.get("KVPERF_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                              "kvperf")
-    if base == "off":
-        base = os.path.join(os.path.expanduser("~"), ".cache", "kvperf")
-    return os.path.join(base, f"analytic-{digest.hexdigest()[:16]}")
+    return compiled_cache_dir("analytic", (
+        here / "analytic.py", Path(__file__), Path(clients.__file__), Path(lsm.__file__),
+        Path(network.__file__), Path(service.__file__)))
 
 
 # set before analytic.py defines its compiled functions (their cache paths are
