@@ -506,7 +506,6 @@ class KnobTable:
     seconds: float | None = None
     seed: int | None = None
     partial: str = ""                            # the PARTIAL line when Ctrl-C cut it short
-    unsettled: list[str] = field(default_factory=list)   # rows whose analytic did not settle
 
     def ratio(self, engine: str, i: int) -> float | None:
         a, b = self.predicted[engine][i]
@@ -710,11 +709,6 @@ def format_summary(t: KnobTable) -> str:
         g = s.get("largest_gap")
         lines.append("largest analytic-vs-simulator gap: " + (
             f"{100 * g['gap']:+.1f} % ({g['pair']}, {g['knob']})" if g else "-"))
-    if t.unsettled:
-        more = ", ..." if len(t.unsettled) > 6 else ""
-        lines.append(f"note: the analytic fixed point did not settle for {len(t.unsettled)} "
-                     f"row(s) ({', '.join(t.unsettled[:6])}{more}): their figures are its "
-                     "last iterate")
     return "\n".join(lines)
 
 
@@ -839,7 +833,6 @@ def run_knobs(args) -> int:
             needed += [(p.a.scenario, k), (p.b.scenario, k)]
     needed = distinct(needed)
     predicted: dict[str, list[tuple[float | None, float | None]]] = {}
-    unsettled: list[str] = []
     if "analytic" in engines:
         solved: dict[tuple[Any, int], float] = {}
         for k, prof in enumerate(profiles):
@@ -875,8 +868,7 @@ def run_knobs(args) -> int:
                   holdout=args.holdout, held=held_ids, profile=profile_text,
                   seconds=args.seconds if "sim" in engines else None,
                   seed=args.seed if "sim" in engines else None,
-                  partial=partial_text(*stopped) if stopped else "",
-                  unsettled=distinct(unsettled))
+                  partial=partial_text(*stopped) if stopped else "")
     _write_outputs(t, args)              # before printing: `| head` must not lose them
     print(format_table(t))
     print()

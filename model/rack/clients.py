@@ -155,9 +155,9 @@ def retry_period_us(c: ClientSpec) -> float:
     return c.send_us + c.timeout_us
 
 
-def budget_us(c: ClientSpec) -> float:
+def budget_us(timeout_us: float, miss_rtt_us: float) -> float:
     """Longest time at a worker for which a miss's reply beats the timeout."""
-    return max(c.timeout_us - c.miss_rtt_us, 0.0)
+    return max(timeout_us - miss_rtt_us, 0.0)
 
 
 def client_residence(x: float, cpu_us: float, cores: float, visits: float, n: float) -> float:

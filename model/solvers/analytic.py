@@ -78,7 +78,8 @@ DUP_SWEEPS = 60
 #: full of them anyway (the mean-value form bounds them at K S / T too).
 DUP_CAP = 1e3
 
-for _f in (cl_mech.client_residence, cl_mech.client_core_wait, cl_mech.gamma_sf,
+for _f in (cl_mech.client_residence, cl_mech.client_core_wait, cl_mech.client_utilization,
+           cl_mech.budget_us, cl_mech.gamma_sf,
            cl_mech.late_resends, cl_mech.residence_scv, nw_mech.tail_overflow,
            nw_mech.block_gather, svc_mech.commit_wait, svc_mech.stretch,
            svc_mech.service_scv, svc_mech.residual_us,
@@ -89,6 +90,8 @@ _late_resends = cl_mech.late_resends
 _residence_scv = cl_mech.residence_scv
 _gamma_sf = cl_mech.gamma_sf
 _client_core_wait = cl_mech.client_core_wait
+_client_utilization = cl_mech.client_utilization
+_budget_us = cl_mech.budget_us
 _tail_overflow = nw_mech.tail_overflow
 _block_gather = nw_mech.block_gather
 _commit_wait = svc_mech.commit_wait
@@ -232,7 +235,7 @@ def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs
     f = (N - 1.0) / N if N > 1.0 else 0.0
     T = rs[R_T]
     K = rs[R_K]
-    budget = max(T - rs[R_MISS_RTT], 0.0)
+    budget = _budget_us(T, rs[R_MISS_RTT])
     period = rs[R_SEND] + T
     fixed = rs[R_FLOOR] + rs[R_GAP]
     cv2 = rs[R_CV2]
@@ -338,7 +341,7 @@ def _evaluate(X, rs, ws, wk, cyc, mt, out_w, final, lite=False, away_out=False):
     n_mach = int(rs[R_MACH])
     INF = math.inf
     bad = (INF, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    budget = max(T - rs[R_MISS_RTT], 0.0)
+    budget = _budget_us(T, rs[R_MISS_RTT])
     period = rs[R_SEND] + T
     fixed = rs[R_FLOOR] + rs[R_GAP]
     cv2 = rs[R_CV2]
@@ -509,7 +512,7 @@ def _evaluate(X, rs, ws, wk, cyc, mt, out_w, final, lite=False, away_out=False):
             out_w[i, V_FLUSH_BUSY] = cyc[i, _C_BUSY]
             out_w[i, V_CYCLE] = cyc[i, _C_CYCLE]
             out_w[i, V_MPF] = cyc[i, _C_MPF]
-    cu = X * rs[R_CPU] * visits / rs[R_CCORES]
+    cu = _client_utilization(X, rs[R_CPU], rs[R_CCORES], visits)
     return (cycle, lost, resends, sleep, cu, rc, stop, held_sum + block_sleep)
 
 
