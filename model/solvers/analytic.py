@@ -61,6 +61,7 @@ from ..rack import RackSpec, clients as cl_mech, lsm as lsm_mech, network as nw_
 from ..rack.arrays import per_worker
 from ..rack.bottleneck import Outcome
 from ..rack.service import run_average_cost
+from ..regimes import caveat_dicts
 from ._jit import njit, prange, register_jitable
 
 __all__ = ["AnalyticSolver", "solve", "solve_many", "X_TOL"]
@@ -287,7 +288,9 @@ def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs
         p_steady = max(_tail_overflow(U, K, N - 1.0), 0.0)
         lost_visit = (1.0 + wk[i, K_DUP]) * p_steady + drop
         if rs[R_WIRE] > 0.0:
-            lost_visit += rs[R_WIRE] * (1.0 + wk[i, K_DUP])
+            # every attempt is lost on the wire with probability w, the resend
+            # after its timeout too: w / (1 - w) lost attempts per request
+            lost_visit += _wire_lost(rs[R_WIRE]) * (1.0 + wk[i, K_DUP])
         lost += s_i * lost_visit
         resends += s_i * (wk[i, K_DUP] + late)
         if rs[R_STRICT] > 0.0:
@@ -301,9 +304,21 @@ def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs
             out_w[i, V_R] = R
             out_w[i, V_LOST] = lost_visit
             out_w[i, V_HELD] = held
+    if rs[R_WIRE] > 0.0:
+        # a hit's packets cross the wire too (to the switch and back)
+        lost += rs[R_HIT] * _wire_lost(rs[R_WIRE])
     sleep = lost * T if math.isfinite(T) else 0.0
     block_sleep = block_drop * T if math.isfinite(T) else 0.0
     return lost, resends, held_sum, resid, sleep, stop, block_sleep
+
+
+@njit(cache=True)
+def _wire_lost(w):
+    """Attempts lost on the wire per request when each is lost with
+    probability ``w`` and a lost one is sent again (geometric: ``w / (1 - w)``;
+    the simulators drop every request packet, first attempt or resend, hit or
+    miss, with that probability)."""
+    return w / (1.0 - w) if w < 1.0 else math.inf
 
 
 @njit(cache=True)
@@ -736,7 +751,10 @@ def _pack(spec: RackSpec) -> tuple[np.ndarray, np.ndarray]:
     rs[R_HIT] = pl.hit_ratio
     rs[R_CPU] = c.cpu_us
     rs[R_CCORES] = max(1, c.cores)
-    rs[R_K] = nw.buffer_pkts
+    # the simulators admit whole packets: a buffer of less than one holds none
+    # (above one the fractional size stays, so a fit of rcvbuf_pkt_bytes
+    # sees a smooth answer)
+    rs[R_K] = nw.buffer_pkts if nw.buffer_pkts >= 1.0 else 0.0
     rs[R_WIRE] = nw.loss_rate
     rs[R_FLOOR] = sv.recv_floor_us
     rs[R_GAP] = sv.gap_us
@@ -891,7 +909,10 @@ def solve_many(specs: Sequence[RackSpec],
         RO, WO, OFF = _solve_packed([_pack(specs[r]) for r in part], guess)
         for j, r in enumerate(part):
             outcome, details = _outcome(specs[r], RO[j], WO[OFF[j]:OFF[j + 1]])
-            out[r] = from_outcome(specs[r], outcome, "analytic", details)
+            pred = from_outcome(specs[r], outcome, "analytic", details)
+            # regimes where the mean values are known to be off (model.regimes)
+            pred.details["caveats"] = caveat_dicts(specs[r], pred)
+            out[r] = pred
         done += len(part)
         tell(done, len(specs))
     return out  # type: ignore[return-value]
