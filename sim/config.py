@@ -165,4 +165,7 @@ def rack_config(spec: RackSpec) -> SimConfig:
         cores=sv.cores, ctx_penalty=sv.ctx_penalty,
         client_cpu_us=c.cpu_us, client_cores=c.cores, txn_commit_us=sv.txn_commit_us,
         start_spread_us=c.send_us + c.miss_rtt_us,
-        recv_floor_us=sv.recv_floor_us, gap_us=sv.gap_us)
+        recv_floor_us=sv.recv_floor_us, gap_us=sv.gap_us,
+        # the scenario keys behind the config's sizes (sim.fast.check_memory's message)
+        extra={"keys": {"stations": "servers.count", "clients": "clients.threads",
+                        "buffer": "servers.rcvbuf_kb"}})

@@ -1,8 +1,11 @@
 """What the simulators count: one schema and one latency histogram for both engines.
 
 Counters are reset at every chunk (normally one simulated second) and summed
-by :func:`sim.run.run_config`. Global counters are one float each; station
-counters are one float per worker. The compiled kernel indexes them by the
+by :func:`sim.run.run_config`. The times (``busy``, ``block``, ``stall``,
+``client_busy``) are those spent within the chunk: what spans a boundary the
+run goes on past is split there (the engines' ``carry_over``), so no chunk
+holds more of a worker's time than its length. Global counters are one
+float each; station counters are one float per worker. The compiled kernel indexes them by the
 constants below (numba freezes module-level integers at compile time), and
 the SimPy engine fills the same arrays.
 """

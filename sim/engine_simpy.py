@@ -66,7 +66,7 @@ CS_OUT, CS_RESEND, CS_NEW = 0, 1, 2   # at the client cores: not; for a resend; 
 
 
 class _Client:
-    __slots__ = ("att", "first", "start", "done", "rearm", "cs")
+    __slots__ = ("att", "first", "start", "done", "rearm", "cs", "began")
 
     def __init__(self):
         self.att = 0          # attempts sent so far (the current one included)
@@ -75,6 +75,21 @@ class _Client:
         self.done = None      # event: the outstanding request completed
         self.rearm = None     # event: a stale reply restarted the wait (retry = farreach)
         self.cs = CS_OUT      # at the client cores? (cfg.client_cpu_us > 0)
+        self.began = 0.0      # when its time on a client core began (or the last chunk's end)
+
+
+class _Slot:
+    """What a worker slot holds, for the chunk boundaries (SimpyEngine.carry_over):
+    busy since ``start``, at a write stop since ``since`` (else None), its
+    block ending at ``bend``."""
+    __slots__ = ("station", "on", "start", "since", "bend")
+
+    def __init__(self, station: int):
+        self.station = station
+        self.on = False
+        self.start = 0.0
+        self.since = None
+        self.bend = -math.inf
 
 
 class SimpyEngine:
@@ -112,6 +127,9 @@ class SimpyEngine:
         self.client_cores = simpy.Resource(self.env, capacity=max(1, cfg.client_cores_used))
         self.commit_paths = [simpy.Resource(self.env, capacity=1) for _ in range(cfg.machines)]
         self.clients = [_Client() for _ in range(cfg.n_clients)]
+        self._holders: set[int] = set()          # clients holding a client core now
+        self._slots: list[_Slot] = []
+        self._block_carry = np.zeros(n)          # blocks' parts after the last chunk's end
         starts = np.sort(self.rng.random(cfg.n_clients) * cfg.start_spread_us)
         client = self._client_cores if self.cores_on else self._client
         for c, t0 in enumerate(starts):
@@ -181,9 +199,11 @@ class SimpyEngine:
             asked = env.now
             with self.client_cores.request() as req:
                 yield req
-                began = env.now
+                cl.began = env.now
+                self._holders.add(c)
                 yield env.timeout(float(self.rng.exponential(cfg.client_cpu_us)))
-            G[counters.G_CLIENT_BUSY] += env.now - began
+            self._holders.discard(c)
+            G[counters.G_CLIENT_BUSY] += env.now - cl.began
             G[counters.G_CLIENT_RES] += env.now - asked
             # what it sends is settled now: a request that completed while it
             # waited to resend it handed this core time to the next one
@@ -290,10 +310,12 @@ class SimpyEngine:
         env, cfg, C = self.env, self.cfg, self.C
         m = int(cfg.station_machine[s])
         p = cfg.lsm_params
+        slot = _Slot(s)
+        self._slots.append(slot)
         while True:
             pkt = yield self.stores[s].get()
             self.busy_slots[s] += 1
-            start = env.now
+            slot.on, slot.start, slot.bend = True, env.now, -math.inf
             extra = 0.0
             if cfg.lsm and pkt.write:
                 while True:
@@ -306,9 +328,10 @@ class SimpyEngine:
                     if status == lsm_mech.GO:
                         break
                     # write stop: block until a flush of this instance completes
-                    since = env.now
+                    slot.since = env.now
                     yield self.flush_done[s]
-                    C[s, counters.C_STALL] += env.now - since
+                    C[s, counters.C_STALL] += env.now - slot.since
+                    slot.since = None
             work = svc_mech.draw_service(float(cfg.service_mean_us[s]), cfg.service_shape,
                                          cfg.service_fixed_us)
             self.m_busy[m] += 1
@@ -318,6 +341,7 @@ class SimpyEngine:
                     svc_mech.stretch(self.m_busy[m] + self.mach[m, lsm_mech.M_BG], cfg.cores,
                                      cfg.ctx_penalty))
             C[s, counters.C_BLOCK] += extra
+            slot.bend = env.now + extra
             yield env.timeout(extra + work)
             if pkt.write and cfg.txn_commit_us > 0:
                 # the write commits through its machine's commit path (the
@@ -330,7 +354,8 @@ class SimpyEngine:
             self.m_busy[m] -= 1
             self.busy_slots[s] -= 1
             C[s, counters.C_COMPL] += 1
-            C[s, counters.C_BUSY] += env.now - start
+            C[s, counters.C_BUSY] += env.now - slot.start
+            slot.on = False
             if pkt.write:
                 C[s, counters.C_WRITES] += 1
                 if cfg.lsm:
@@ -376,7 +401,34 @@ class SimpyEngine:
         self.C[:] = 0.0
         self.hist[:] = 0
         self.env.run(until=t_us)
+        self.C[:, counters.C_BLOCK] += self._block_carry
+        self._block_carry[:] = 0.0
         return counters.as_dict(self.G, self.C, self.hist)
+
+    def carry_over(self, chunk: dict) -> None:
+        """As :meth:`sim.fast.FastEngine.carry_over`: the run goes on, so the
+        part up to now of the busy time, write stops and client core time in
+        progress counts in ``chunk``, and a block's part after now in the next."""
+        now = float(self.env.now)
+        busy, stall, later = (np.zeros(self.cfg.stations) for _ in range(3))
+        for sl in self._slots:
+            if not sl.on:
+                continue
+            busy[sl.station] += now - sl.start
+            sl.start = now
+            if sl.since is not None:
+                stall[sl.station] += now - sl.since
+                sl.since = now
+            if sl.bend > now:
+                later[sl.station] += sl.bend - now
+        chunk["busy"] = chunk["busy"] + busy
+        chunk["stall"] = chunk["stall"] + stall
+        chunk["block"] = chunk["block"] - later
+        self._block_carry += later
+        for c in self._holders:
+            cl = self.clients[c]
+            chunk["client_busy"] += now - cl.began
+            cl.began = now
 
     def end_state(self) -> dict:
         return {"queued": np.array([len(st.items) for st in self.stores]),

@@ -17,36 +17,270 @@ than 1) still come from numba's per-thread random state, which
 :class:`FastEngine` seeds when it is created: with those, run one engine at
 a time per thread (as :func:`sim.run.run_config` does) for reproducible
 output.
+
+Memory: the engine's arrays are sized from the config once, when it is
+created (:func:`sizing`, :func:`layout`: the client threads, the event rings
+of packets on the wire, the workers' receive queues). A large rack with big
+receive buffers needs tens of GiB; :func:`check_memory` refuses such a config
+with an :class:`~model.errors.InputError` before anything is allocated (the
+engine calls it first), naming the scenario keys that drive the size.
 """
 
 from __future__ import annotations
 
 import math
+import os
+from dataclasses import dataclass
 
 import numpy as np
 
+from model.errors import InputError
 from model.rack import lsm as lsm_mech, placement as pl_mech
 
 from . import counters
 from . import fast_kernel as K
 from .config import SimConfig
 
-__all__ = ["FastEngine"]
+__all__ = ["FastEngine", "Sizing", "sizing", "layout", "memory_bytes", "memory_parts",
+           "check_memory", "memory_limit", "MEMORY_LIMIT_ENV"]
+
+
+# ---- what the engine allocates -------------------------------------------------------------
+
+#: environment variable: the most memory (MiB) a fast engine may take, instead
+#: of half of what the machine has available
+MEMORY_LIMIT_ENV = "KVPERF_SIM_MEMORY_LIMIT_MB"
+
+_F, _I, _U = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.uint64)
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """The sizes the engine's arrays are made from (:func:`sizing`)."""
+    clients: int            # client threads (N)
+    stations: int           # workers (n)
+    slots: int              # servers over all stations
+    machines: int
+    tree: int               # leaves of the service-end tournament tree (a power of 2 >= slots)
+    per: int                # a client's packets that can be on the wire at once
+    fifo: int               # ring of the hit and the arrival FIFOs
+    fifo_rsp: int           # ring of the reply FIFO
+    queue: int              # ring of every station's receive queue (its largest capacity)
+    queue_total: int        # the stations' queue capacities summed
+    client_cores: int       # client cores that can be busy at once
+
+
+def sizing(cfg: SimConfig) -> Sizing:
+    """The sizes of the engine's arrays for ``cfg``, computed once here for
+    :class:`FastEngine` and for :func:`memory_bytes` alike.
+
+    FIFO sizes: a client sends at most one packet per (send + timeout) and a
+    packet spends at most ``delay`` on the wire, so at most ``per`` of its
+    packets are on the wire at once. Replies on the wire left a worker
+    within the last rtt/2: they were queued or in service then, or arrived
+    since: bounded by the queues, the slots and ``per`` per client.
+    """
+    N = int(cfg.n_clients)
+    slots = int(cfg.station_servers.astype(np.int64).sum())
+    tsize = 1
+    while tsize < slots:
+        tsize *= 2
+    delay = cfg.send_us + cfg.miss_rtt_us + cfg.hit_rtt_us
+    per = 2 + (0 if not math.isfinite(cfg.timeout_us)
+               else int(math.ceil(2 * delay / max(cfg.send_us + cfg.timeout_us, 1e-3))))
+    cap = max(N * per + 1024, 1024)
+    qcaps = cfg.queue_capacity()
+    qcap = int(max(1, int(np.max(qcaps))))
+    qsum = int(qcaps.sum())
+    return Sizing(clients=N, stations=cfg.stations, slots=slots, machines=int(cfg.machines),
+                  tree=tsize, per=per, fifo=cap, fifo_rsp=cap + qsum + slots, queue=qcap,
+                  queue_total=qsum, client_cores=int(cfg.client_cores_used))
+
+
+def layout(cfg: SimConfig, sz: Sizing | None = None) -> dict[str, tuple[str, tuple, np.dtype]]:
+    """Every array :class:`FastEngine` allocates: name -> (part, shape, dtype).
+
+    The engine makes its zeroed arrays from this table; the rest (the alias
+    tables, the timer lists, the RocksDB state, the counters) come from the
+    mechanisms' own constructors, whose shapes are listed here as they make
+    them (tests/sim/test_sim_memory.py checks the total against a built
+    engine's ``nbytes``). ``part`` groups them for :func:`memory_parts`."""
+    sz = sz or sizing(cfg)
+    N, n, slots, mc = sz.clients, sz.stations, sz.slots, sz.machines
+    nodes = N + K.T_LISTS
+    cc = max(sz.client_cores, 1)
+    out: dict[str, tuple[str, tuple, np.dtype]] = {}
+
+    def add(part, dtype, shape, *names):
+        for name in names:
+            out[name] = (part, shape if isinstance(shape, tuple) else (shape,), dtype)
+
+    # parameters, scalar state, the global counters, the generator
+    add("fixed", _F, K.P_NP, "P")
+    add("fixed", _I, K.I_NP, "IP")
+    add("fixed", _I, K.S_NS, "IS")
+    add("fixed", _F, K.F_NF, "FS")
+    add("fixed", _F, counters.G_N, "G")
+    add("fixed", _I, counters.HIST_BINS, "hist")
+    add("fixed", _U, 4, "rs")
+    # per station
+    add("stations", _F, (n, counters.C_N), "C")
+    add("stations", _F, n, "st_acc", "open_acc", "block_carry")
+    add("stations", _I, n, "st_alias", "open_alias", "st_c", "st_slot0", "st_buf", "q_h", "q_n")
+    add("stations", _F, (n, lsm_mech.S_NF), "ls")
+    add("stations", _I, (n, lsm_mech.I_NI), "li")
+    # the workers' receive queues: one ring per station, of the largest capacity
+    add("queues", _I, (n, sz.queue), "q_c", "q_a", "q_w")
+    add("queues", _F, (n, sz.queue), "q_t")
+    # the worker slots and the tournament tree of their service ends
+    add("slots", _I, slots, "sl_st", "sl_busy", "sl_c", "sl_a", "sl_w", "sl_next")
+    add("slots", _F, slots, "sl_arr", "sl_start", "sl_since", "sl_cst", "sl_bend")
+    add("slots", _F, 2 * sz.tree, "tv")
+    add("slots", _I, 2 * sz.tree, "ti")
+    # per machine
+    add("machines", _F, (mc, lsm_mech.M_NM), "mach")
+    add("machines", _I, mc, "m_busy")
+    add("machines", _I, (mc, K.L_N), "m_lock")
+    # per client thread: its request, its timer, its time at the client cores
+    add("clients", _I, N, "cl_att", "cl_first", "cl_cls", "cl_write", "cl_started", "cl_cs")
+    add("clients", _F, N, "cl_start", "cl_ask", "cl_cstart")
+    add("clients", _I, nodes, "tl_next", "tl_prev")
+    add("clients", _F, nodes, "cl_dl")
+    add("clients", _I, max(N, 1), "cq")
+    add("clients", _F, cc, "ch_t")
+    add("clients", _I, cc, "ch_c")
+    # packets on the wire: the hit and arrival FIFOs, the reply FIFO
+    add("wire", _F, sz.fifo, "hit_t", "arr_t")
+    add("wire", _I, sz.fifo, "hit_c", "hit_a", "arr_c", "arr_a", "arr_s", "arr_w")
+    add("wire", _F, sz.fifo_rsp, "rsp_t")
+    add("wire", _I, sz.fifo_rsp, "rsp_c", "rsp_a")
+    return out
+
+
+def _nbytes(shape: tuple, dtype: np.dtype) -> int:
+    return int(math.prod(shape)) * dtype.itemsize
+
+
+def memory_parts(cfg: SimConfig) -> dict[str, int]:
+    """Bytes :class:`FastEngine` allocates for ``cfg``, by part of :func:`layout`,
+    plus ``"kernel"``: the scratch arrays each chunk of the kernel makes."""
+    sz = sizing(cfg)
+    out: dict[str, int] = {}
+    for part, shape, dtype in layout(cfg, sz).values():
+        out[part] = out.get(part, 0) + _nbytes(shape, dtype)
+    out["kernel"] = _nbytes((sz.slots + 1,), _I) + _nbytes((sz.slots + 1,), _F)   # go_sl, go_t
+    return out
+
+
+def memory_bytes(cfg: SimConfig) -> int:
+    """Bytes a fast engine of ``cfg`` would allocate (:func:`memory_parts`, summed)."""
+    return sum(memory_parts(cfg).values())
+
+
+def _available_bytes() -> int:
+    """Memory this machine has available: MemAvailable of /proc/meminfo, else
+    its physical memory."""
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (OSError, ValueError, AttributeError):
+        return 0
+
+
+def memory_limit() -> tuple[int, str]:
+    """(bytes, what it is) a fast engine may allocate: ``$KVPERF_SIM_MEMORY_LIMIT_MB``
+    MiB when set, else half of the memory this machine has available."""
+    raw = os.environ.get(MEMORY_LIMIT_ENV, "").strip()
+    if raw:
+        try:
+            mb = float(raw)
+        except ValueError:
+            mb = math.nan
+        if not (mb > 0 and math.isfinite(mb)):
+            raise InputError(f"{MEMORY_LIMIT_ENV} must be a number of MiB > 0, got {raw!r}",
+                             field=MEMORY_LIMIT_ENV)
+        return int(mb * 2 ** 20), f"the limit of {_size(mb * 2 ** 20)} set by {MEMORY_LIMIT_ENV}"
+    avail = _available_bytes()
+    if avail <= 0:
+        return 0, ""
+    return avail // 2, f"half of the {_size(avail)} this machine has available"
+
+
+def _size(b: float) -> str:
+    for unit, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if b >= 2 ** k:
+            return f"{b / 2 ** k:.1f} {unit}"
+    return f"{b:.0f} B"
+
+
+def check_memory(cfg: SimConfig) -> None:
+    """Refuse ``cfg`` (:class:`~model.errors.InputError`) when a fast engine of it
+    would allocate more than :func:`memory_limit`, naming what drives the size:
+    the workers' receive queues (their buffers, or the client threads that
+    bound them, times the workers) or the client threads (their state and
+    packets on the wire). The scenario keys are those of
+    :func:`sim.config.rack_config` (``cfg.extra["keys"]``), else the config's
+    field names."""
+    limit, what = memory_limit()
+    if limit <= 0:
+        return                                  # the machine does not say: nothing to compare
+    need = memory_bytes(cfg)
+    if need <= limit:
+        return
+    keys = {"stations": "stations", "clients": "n_clients", "buffer": "buffer_pkts",
+            **cfg.extra.get("keys", {})}
+    sz = sizing(cfg)
+    parts = memory_parts(cfg)
+    wire_rsp = _nbytes((1,), _F) + 2 * _nbytes((1,), _I)       # one reply-FIFO entry
+    by_queues = parts["queues"] + sz.queue_total * wire_rsp
+    by_clients = parts["clients"] + parts["wire"] - sz.queue_total * wire_rsp
+    n, N = sz.stations, sz.clients
+    if by_queues >= by_clients:
+        workers = f"{n} workers ({keys['stations']})"
+        if int(np.max(cfg.buffer_pkts)) <= sz.queue:
+            field = keys["buffer"]
+            why = f"{field} ({sz.queue} packets a worker) × {workers}"
+        else:
+            field = keys["clients"]
+            why = f"{field}={N} (up to {sz.queue} packets queued a worker) × {workers}"
+        fix = f"lower {field} or {keys['stations']}"
+    else:
+        field = keys["clients"]
+        why = f"{field}={N} ({_size(by_clients / max(N, 1))} each)"
+        fix = f"lower {field}"
+    raise InputError(f"the simulator would need {_size(need)} for {why}, more than {what}; "
+                     f"{fix}, or use the analytic engine", field=field)
 
 
 class FastEngine:
-    """Compiled discrete-event engine for one :class:`SimConfig`."""
+    """Compiled discrete-event engine for one :class:`SimConfig`.
+
+    Creating one first checks that its arrays fit (:func:`check_memory`)."""
 
     def __init__(self, cfg: SimConfig, seed: int):
+        check_memory(cfg)
         self.cfg = cfg
+        sz = sizing(cfg)
+        lay = layout(cfg, sz)
+
+        def new(name: str) -> np.ndarray:       # a zeroed array of the layout
+            _part, shape, dtype = lay[name]
+            return np.zeros(shape, dtype=dtype)
+
         n = cfg.stations
-        N = int(cfg.n_clients)
-        c = cfg.station_servers.astype(np.int64)
-        slots = int(c.sum())
+        N = sz.clients
+        slots = sz.slots
+        tsize = sz.tree
         K.seed(int(seed) & 0x7FFFFFFF)
         rng = np.random.default_rng(seed)   # only for the clients' staggered start
 
-        P = np.zeros(K.P_NP)
+        P = new("P")
         P[K.P_SEND] = cfg.send_us
         P[K.P_HIT_RTT] = cfg.hit_rtt_us
         P[K.P_HALF_RTT] = cfg.miss_rtt_us / 2.0
@@ -60,92 +294,96 @@ class FastEngine:
         P[K.P_FIXED] = cfg.service_fixed_us
         P[K.P_CPU] = cfg.client_cpu_us
         P[K.P_TXN] = cfg.txn_commit_us
-        IP = np.zeros(K.I_NP, dtype=np.int64)
+        IP = new("IP")
         IP[K.I_CLIENTS] = N
         IP[K.I_ST] = n
         IP[K.I_SLOTS] = slots
         IP[K.I_LSM] = int(cfg.lsm)
         IP[K.I_OPEN_WRITE] = int(cfg.open_write)
         IP[K.I_RETRY] = int(cfg.retry)
-        ccores = cfg.client_cores_used
+        ccores = sz.client_cores
         IP[K.I_CCORES] = ccores
-        tsize = 1
-        while tsize < slots:
-            tsize *= 2
         IP[K.I_TREE] = tsize
-        IS = np.zeros(K.S_NS, dtype=np.int64)
-        FS = np.zeros(K.F_NF)
+        IS = new("IS")
+        FS = new("FS")
         FS[K.F_NEXT_BG] = K.INF
         FS[K.F_NEXT_OPEN] = (rng.exponential(1.0 / cfg.open_rate_per_us)
                              if cfg.open_rate_per_us > 0 else K.INF)
         IS[K.S_BG_ST] = -1
 
-        # FIFO sizes. A client sends at most one packet per (send + timeout)
-        # and a packet spends at most `delay` on the wire, so at most `per`
-        # of its packets are on the wire at once. Replies on the wire left a
-        # worker within the last rtt/2: they were queued or in service then,
-        # or arrived since: bounded by the queues, the slots and `per` per client.
-        delay = cfg.send_us + cfg.miss_rtt_us + cfg.hit_rtt_us
-        per = 2 + (0 if not math.isfinite(cfg.timeout_us)
-                   else int(math.ceil(2 * delay / max(cfg.send_us + cfg.timeout_us, 1e-3))))
-        cap = max(N * per + 1024, 1024)
-        qcaps = cfg.queue_capacity()
-        qcap = int(max(1, int(np.max(qcaps))))
-        cap_rsp = cap + int(qcaps.sum()) + slots
-
+        # ring sizes: sim.fast.sizing
+        qcap = sz.queue
+        c = new("st_c")
+        c[:] = cfg.station_servers
         st_acc, st_alias = pl_mech.station_table(cfg.station_probs)
         op = cfg.open_probs if cfg.open_probs.sum() > 0 else cfg.station_probs
         open_acc, open_alias = pl_mech.station_table(op)
-        slot0 = np.concatenate(([0], np.cumsum(c)[:-1])).astype(np.int64)
-        sl_st = np.repeat(np.arange(n, dtype=np.int64), c)
+        slot0 = new("st_slot0")
+        slot0[1:] = np.cumsum(c)[:-1]
+        sl_st = new("sl_st")
+        sl_st[:] = np.repeat(np.arange(n, dtype=np.int64), c)
+        st_buf = new("st_buf")
+        st_buf[:] = np.minimum(cfg.buffer_pkts, qcap)
 
         # clients start at staggered times through the first timer list
         start = np.sort(rng.random(N) * cfg.start_spread_us) if N else np.zeros(0)
         tl_next, tl_prev, cl_dl = K.timer_lists(start)
+        del start
         # the client timers (sim.fast_kernel.timer_lists), kept by name for checks
         self._tl_next, self._tl_prev, self._cl_dl = tl_next, tl_prev, cl_dl
 
-        tv = np.zeros(2 * tsize)
-        ti = np.zeros(2 * tsize, dtype=np.int64)
+        tv = new("tv")
+        ti = new("ti")
         K.tree_init(tv, ti, tsize)
         self.G, self.C, self.hist = counters.new_chunk(n)
         ls, li, mach = lsm_mech.new_state(n, cfg.machines, cfg.lsm_params[lsm_mech.P_MEM], rng,
                                           cfg.lsm_params[lsm_mech.P_SYNC_BYTES])
-        i64 = lambda k: np.zeros(k, dtype=np.int64)  # noqa: E731
-        m_lock = np.zeros((cfg.machines, K.L_N), dtype=np.int64)
+        m_lock = new("m_lock")
         m_lock[:, K.L_HEAD] = -1
         m_lock[:, K.L_TAIL] = -1
-        self._q_n = i64(n)
-        self._sl_busy = i64(slots)
+        sl_next = new("sl_next")
+        sl_next[:] = -1
+        self._q_n = new("q_n")
+        self._sl_busy = new("sl_busy")
         self._sl_st = sl_st
+        # for the chunk boundaries (carry_over): when each slot's service (or
+        # its wait at a write stop) began, when its block ends; the client
+        # cores' holders and when their core time began
+        self._sl_start, self._sl_since, self._sl_bend = new("sl_start"), new("sl_since"), \
+            new("sl_bend")
+        self._cl_cstart, self._ch_c = new("cl_cstart"), new("ch_c")
+        # blocks that run past a chunk's end, counted in the next chunk (carry_over)
+        self._block_carry = new("block_carry")
         self.IS = IS
+        self._FS = FS
         self.args = [
             P, IP, IS, FS, self.G, self.C, self.hist,
             st_acc, st_alias, open_acc, open_alias, cfg.service_mean_us, cfg.write_frac, c, slot0,
-            np.minimum(cfg.buffer_pkts, qcap).astype(np.int64), cfg.station_machine,
-            cfg.wal_block_us,
+            st_buf, cfg.station_machine, cfg.wal_block_us,
             # clients
-            i64(N), i64(N), i64(N), i64(N), np.zeros(N), cl_dl, i64(N), tl_next, tl_prev,
+            new("cl_att"), new("cl_first"), new("cl_cls"), new("cl_write"), new("cl_start"),
+            cl_dl, new("cl_started"), tl_next, tl_prev,
             # FIFOs
-            np.zeros(cap), i64(cap), i64(cap),
-            np.zeros(cap), i64(cap), i64(cap), i64(cap), i64(cap),
-            np.zeros(cap_rsp), i64(cap_rsp), i64(cap_rsp),
+            new("hit_t"), new("hit_c"), new("hit_a"),
+            new("arr_t"), new("arr_c"), new("arr_a"), new("arr_s"), new("arr_w"),
+            new("rsp_t"), new("rsp_c"), new("rsp_a"),
             # station queues
-            np.zeros((n, qcap), dtype=np.int64), np.zeros((n, qcap), dtype=np.int64),
-            np.zeros((n, qcap), dtype=np.int64), np.zeros((n, qcap)), i64(n), self._q_n,
+            new("q_c"), new("q_a"), new("q_w"), new("q_t"), new("q_h"), self._q_n,
             # slots
-            sl_st, self._sl_busy, i64(slots), i64(slots), i64(slots), np.zeros(slots),
-            np.zeros(slots), np.zeros(slots), tv, ti,
+            sl_st, self._sl_busy, new("sl_c"), new("sl_a"), new("sl_w"), new("sl_arr"),
+            self._sl_start, self._sl_since, tv, ti,
             # RocksDB background state (model.rack.lsm) and busy workers per machine
-            cfg.lsm_params, ls, li, mach, i64(cfg.machines),
+            cfg.lsm_params, ls, li, mach, new("m_busy"),
             K.seed_state(seed),
             # the client cores: each client's state there, when it asked, when its
             # core time began; the FIFO ring of waiting clients; the heap of core ends
-            i64(N), np.zeros(N), np.zeros(N), i64(max(N, 1)),
-            np.zeros(max(ccores, 1)), i64(max(ccores, 1)),
+            new("cl_cs"), new("cl_ask"), self._cl_cstart, new("cq"),
+            new("ch_t"), self._ch_c,
             # the machines' commit paths: waiting slots' links, their services' ends,
             # per machine (held, first waiting, last waiting)
-            np.full(slots, -1, dtype=np.int64), np.zeros(slots), m_lock,
+            sl_next, new("sl_cst"), m_lock,
+            # when each slot's block (WAL switch, slowdown) ends
+            self._sl_bend,
         ]
 
     def run_until(self, t_us: float) -> dict:
@@ -155,7 +393,45 @@ class FastEngine:
         status = K.run_chunk(float(t_us), *self.args)
         if status != 0:
             raise RuntimeError(f"fast engine: event ring {status} overflowed (a sizing bug)")
+        # the parts of blocks begun before this chunk that ran into it (carry_over)
+        self.C[:, counters.C_BLOCK] += self._block_carry
+        self._block_carry[:] = 0.0
         return counters.as_dict(self.G, self.C, self.hist)
+
+    def carry_over(self, chunk: dict) -> None:
+        """The run goes on past the chunk just run (``chunk``: its counters from
+        :meth:`run_until`): count in it the part, up to its end, of what is still
+        in progress there, and only the rest in the chunks after.
+
+        The kernel counts a worker's busy time (and a write stop's) when it
+        ends, a block when its service starts, and a client core's busy time
+        when it ends; so a long service (a write stopped for a flush, a long
+        WAL-switch block) that spans a chunk boundary would put its whole
+        time into one chunk, more than the chunk's length (and a negative
+        per-worker wait in the timeline). Here the busy time and the stop of
+        every busy slot up to ``now`` go into ``chunk`` and their start moves
+        to ``now``; a block's part after ``now`` moves to the next chunk. Not
+        called at the end of a run: there, work still in progress is left
+        out (as it always was)."""
+        now = float(self._FS[K.F_NOW])             # the chunk's end
+        n = self.cfg.stations
+        on = self._sl_busy != 0
+        st = self._sl_st[on]
+        chunk["busy"] = chunk["busy"] + np.bincount(st, weights=now - self._sl_start[on],
+                                                    minlength=n)
+        self._sl_start[on] = now
+        stopped = self._sl_busy == K.SL_STOPPED
+        chunk["stall"] = chunk["stall"] + np.bincount(
+            self._sl_st[stopped], weights=now - self._sl_since[stopped], minlength=n)
+        self._sl_since[stopped] = now
+        after = np.where(on, np.maximum(self._sl_bend - now, 0.0), 0.0)
+        later = np.bincount(self._sl_st, weights=after, minlength=n)
+        chunk["block"] = chunk["block"] - later
+        self._block_carry += later
+        held = self._ch_c[:int(self.IS[K.S_CH_N])]
+        if len(held):
+            chunk["client_busy"] = chunk["client_busy"] + float(np.sum(now - self._cl_cstart[held]))
+            self._cl_cstart[held] = now
 
     def end_state(self) -> dict:
         n = self.cfg.stations

@@ -53,9 +53,12 @@ same events, draws and counters, to the bit (tests/sim/test_kernel_pinned.py).
 State lives in numpy arrays owned by :class:`sim.fast.FastEngine`; the
 kernel runs one chunk (normally one simulated second) and returns, so
 Python can update load-dependent service means, report progress and take
-Ctrl-C between chunks. Random numbers come from an inline xoshiro256+
-generator whose state is one of those arrays between chunks
-(:func:`seed_state`) and four local words during one.
+Ctrl-C between chunks. Time is counted when its interval ends (a worker's
+busy time, a write stop, a client core's time), a block when its service
+starts; :meth:`sim.fast.FastEngine.carry_over` splits what spans a chunk
+boundary (each slot's block ends at ``sl_bend``). Random numbers come from
+an inline xoshiro256+ generator whose state is one of those arrays between
+chunks (:func:`seed_state`) and four local words during one.
 
 The loop waits on each event's choice before the next, so what it costs is
 mostly latency. What made it faster (each checked to leave every counter of
@@ -594,7 +597,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
               q_c, q_a, q_w, q_t, q_h, q_n,
               sl_st, sl_busy, sl_c, sl_a, sl_w, sl_arr, sl_start, sl_since, tv, ti,
               lp, ls, li, mach, m_busy, rs,
-              cl_cs, cl_ask, cl_cstart, cq, ch_t, ch_c, sl_next, sl_cst, m_lock):
+              cl_cs, cl_ask, cl_cstart, cq, ch_t, ch_c, sl_next, sl_cst, m_lock, sl_bend):
     # every array the loop hands to a function, not reference-counted
     tv = _unowned(tv)
     ti = _unowned(ti)
@@ -1085,6 +1088,7 @@ def run_chunk(t_end, P, IP, IS, FS, G, C, hist,
                 work = _svc.stretched(work, fixed,
                                       _svc.stretch(m_busy[m] + mach[m, _lsm.M_BG], cores, ctx))
             C[s, K.C_BLOCK] += extra
+            sl_bend[sl] = t + extra      # (sim.fast.FastEngine.carry_over)
             sl_busy[sl] = 1
             tree_nt = _tree_set(tv, ti, tsize, sl, t + extra + work)
 

@@ -111,6 +111,14 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
     Statistics cover ``(warmup_s, seconds]``; the per-chunk timeline covers
     all of it. Ctrl-C between or during chunks ends the run early with
     ``interrupted=True`` (the chunk in progress is discarded).
+
+    Time-weighted counters (a worker's busy time, write stops, blocks, the
+    client cores' busy time) count in each chunk only the time spent in it
+    (the engines' ``carry_over`` at every boundary the run goes on past);
+    work still in progress when the run ends is left out.
+
+    A fast-engine config too big for this machine's memory is refused
+    before anything is allocated (:func:`sim.fast.check_memory`).
     """
     if not (seconds > 0 and math.isfinite(seconds)):
         raise InputError(f"seconds must be a positive number, got {seconds!r}", field="--seconds")
@@ -132,6 +140,11 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
         while t_us < end_us - 1e-6:
             nxt = min(end_us, t_us + chunk_s * 1e6)
             c = eng.run_until(nxt)
+            if nxt < end_us - 1e-6:
+                # the run goes on: work in progress counts up to here in this
+                # chunk, the rest in the next (else a service spanning the
+                # boundary counts whole in one chunk: busy > span, negative waits)
+                eng.carry_over(c)
             span = nxt - t_us
             row = _timeline_row(nxt / 1e6, span, c, cfg)
             timeline.append(row)
@@ -246,6 +259,11 @@ class FastSimulator:
 
     def config(self, spec: RackSpec) -> tuple[SimConfig, RackDynamics]:
         cfg = rack_config(spec)
+        if self.engine == "fast":
+            # before the analytic solve that starts the dynamics: a rack whose
+            # arrays would not fit is refused before any work
+            from .fast import check_memory
+            check_memory(cfg)
         if self.keys:                         # actual keys: only the SimPy engine samples them
             cfg.keyspace = spec.placement.keys
         initial = initial_load(spec)
