@@ -444,17 +444,25 @@ def cv_rows(sysm: System, grouping: str = DEFAULT_CV, data_dir: str | None = Non
     from calibrate.cv import cross_validate, curve_spec
     from calibrate.systems_fit import DATA, SystemFitter, load_rows
     rows = load_rows(sysm.name, data_dir or DATA)
+
+    def refit(by: str):
+        res = cross_validate(rows, by, fitter=SystemFitter, fitter_kwargs={"system": sysm.name})
+        if res.partial:
+            # cross_validate returns the folds finished when Ctrl-C stops it
+            # (for its own command's partial output); a page of some folds
+            # (or none: an IndexError below) is no report: stop as asked
+            raise KeyboardInterrupt
+        return res
+
     try:
-        res = cross_validate(rows, grouping, fitter=SystemFitter,
-                             fitter_kwargs={"system": sysm.name})
+        res = refit(grouping)
     except InputError as exc:
         # curves too short for first:K (Morphling C has two points on its
         # longest curve): hold out fewer points of each
         name, _, k = grouping.partition(":")
         if name != "first" or k == "1" or "holds out no row" not in str(exc):
             raise
-        res = cross_validate(rows, "first:1", fitter=SystemFitter,
-                             fitter_kwargs={"system": sysm.name})
+        res = refit("first:1")
     test = {i for f in res.folds for i in f.test}
     prof = res.profiles[0]
     kinds = {k.name: k for k in sysm.kinds}
@@ -749,4 +757,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if code == 130:
+        # Ctrl-C was handled (run_command printed "interrupted"). Under
+        # ``python -m``, CPython (3.11) still kills itself with SIGINT at exit
+        # (status -2, not 130) when the KeyboardInterrupt passed through an
+        # eval() or exec() of a string on its way (a namedtuple or dataclass
+        # being made by a module imported then): such a call marks it
+        # unhandled, and the next one clears that mark.
+        exec("pass")
+    sys.exit(code)
