@@ -27,13 +27,13 @@ import shlex
 import sys
 from typing import Any
 
-from model.errors import InputError, run_command
+from model.errors import ArgumentParser, InputError, at_least, run_command
 from model.safe_io import output_path
 
 
 def build_parser() -> argparse.ArgumentParser:
     from sim.progress import add_flag
-    ap = argparse.ArgumentParser(prog="python -m calibrate",
+    ap = ArgumentParser(prog="python -m calibrate",
                                  description="Local runs, fitting and validation of profiles.")
     sub = ap.add_subparsers(dest="command", required=True)
 
@@ -45,10 +45,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="runs CSV to append to (default: local-runs.csv); existing runs are skipped")
     r.add_argument("--cluster", metavar="ADDRESS",
                    help="Dask scheduler address: run points on the cluster's workers")
-    r.add_argument("--quiet-below", type=float, default=0.5, metavar="CORES",
+    r.add_argument("--quiet-below", type=at_least(0), default=0.5, metavar="CORES",
                    help="before each run, wait until other processes use fewer cores than this "
                         "(default 0.5 cores; interference is recorded in external_cores)")
-    r.add_argument("--quiet-timeout", type=float, default=10.0, metavar="S",
+    r.add_argument("--quiet-timeout", type=at_least(0), default=10.0, metavar="S",
                    help="longest wait for a quiet machine before each run (default 10 s)")
     r.add_argument("--dry-run", action="store_true", help="list the points and exit")
     add_flag(r)
@@ -62,9 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="use only rows with this value (repeat: all must hold), e.g. plan=default")
     f.add_argument("--priors", metavar="PRIORS.toml", help="starting values (fitter default otherwise)")
     f.add_argument("--free", metavar="P1,P2", help="comma-separated parameters to fit")
-    f.add_argument("--bootstrap", type=int, default=0, metavar="B",
+    f.add_argument("--bootstrap", type=at_least(0, int), default=0, metavar="B",
                    help="standard errors from B bootstrap refits (default: Jacobian covariance)")
-    f.add_argument("--jobs", type=int, default=None, metavar="N",
+    f.add_argument("--jobs", type=at_least(1, int), default=None, metavar="N",
                    help="processes for model evaluations and bootstrap refits")
     f.add_argument("--cluster", metavar="ADDRESS", help="Dask scheduler for bootstrap refits")
     f.add_argument("--name", help="profile name (default: the output file's stem)")
@@ -78,14 +78,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="use only rows with this value (repeat: all must hold), e.g. plan=holdout")
     v.add_argument("--html", metavar="REPORT.html", help="also write an HTML report")
     v.add_argument("--out", metavar="PRED.csv", help="write rows with pred_<col> and ape_<col>")
-    v.add_argument("--max-error", type=float, metavar="PCT",
+    v.add_argument("--max-error", type=at_least(0), metavar="PCT",
                    help="exit 1 if any column's median absolute percentage error exceeds PCT")
     v.add_argument("--cluster", metavar="ADDRESS", help="Dask scheduler for predictions")
-    v.add_argument("--jobs", type=int, default=None, metavar="N", help="processes for predictions")
+    v.add_argument("--jobs", type=at_least(1, int), default=None, metavar="N", help="processes for predictions")
     v.add_argument("--summary-only", action="store_true", help="no per-row table")
     v.add_argument("--aggregate", action="store_true",
                    help="compare the median of repeated runs of a configuration, not each run")
-    v.add_argument("--max-interference", type=float, metavar="CORES",
+    v.add_argument("--max-interference", type=at_least(0), metavar="CORES",
                    help="leave out local runs during which other processes kept more than "
                         "CORES cores busy (column external_cores)")
     v.add_argument("--cv", metavar="GROUP",
@@ -127,9 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--holdout the refits' starting values")
     k.add_argument("--engine", choices=("analytic", "sim", "both"), default="both",
                    help="analytic solver, fast simulator, or both (default)")
-    k.add_argument("--seconds", type=float, default=4.0, metavar="S",
+    k.add_argument("--seconds", type=at_least(0, exclusive=True), default=4.0, metavar="S",
                    help="simulated seconds per rack (default 4)")
-    k.add_argument("--seed", type=int, default=1, metavar="N",
+    k.add_argument("--seed", type=at_least(0, int), default=1, metavar="N",
                    help="simulator random seed (default 1)")
     k.add_argument("--min-effect", default="0.10", metavar="FRACTION",
                    help="smallest measured effect that is scored, as a fraction (default 0.10: "
@@ -140,21 +140,33 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--out", metavar="TABLE.csv", help="write the table as CSV (one row per pair)")
     k.add_argument("--html", metavar="TABLE.html",
                    help="write an HTML page: predicted against measured ratio, and the table")
-    k.add_argument("--jobs", type=int, default=None, metavar="N",
+    k.add_argument("--jobs", type=at_least(1, int), default=None, metavar="N",
                    help="processes: simulator runs (default: one per core) and each --holdout "
                         "refit's model evaluations (default: the fitter's)")
     add_flag(k)
+    sub.add_parser("kinds", help="the run kinds a runs CSV can be: key columns, predicted "
+                                 "columns, profile")
     return ap
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     action = {"run": _run, "fit": _fit, "validate": _validate, "ingest": _ingest,
-              "knobs": _knobs}[args.command]
+              "knobs": _knobs, "kinds": _kinds}[args.command]
     return run_command(lambda: action(args))
 
 
 # ---------------------------------------------------------------------------
+
+def _kinds(args) -> int:
+    """Every kind a runs CSV can be, as ``--runs`` infers it from the header."""
+    from model.kinds import KINDS
+    for k in KINDS.values():
+        print(f"{k.name}: {k.description}" if k.description else k.name)
+        print(f"  key columns (all needed): {', '.join(sorted(k.signature))}")
+        print(f"  predicted: {', '.join(k.measured) or '-'}; profile: {k.profile}")
+    return 0
+
 
 def _run(args) -> int:
     from .local_runner import NativeUnavailable, native_run, pending_points, require_native, run_plan
@@ -203,8 +215,15 @@ def _fit(args) -> int:
 
     from .fitters import fitter_spec
     from .runs_io import load_runs
-    output_path(args.out, "--out", args.runs)
+    from model.profile import Profile
+    from model.row_prediction import row_racks
+    output_path(args.out, "--out", [*args.runs, args.priors])
     kind, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
+    # every input is read and checked before the fit says it starts: each
+    # row's racks (its values in range) and the priors file
+    row_racks(kind, rows)
+    if args.priors is not None:
+        Profile.load(args.priors)
     cls, fixed = fitter_spec(kind.name)
     command = "python -m calibrate " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
         if sys.argv and sys.argv[0].endswith(("__main__.py", "calibrate")) else None
@@ -364,6 +383,7 @@ def _ingest(args) -> int:
                          field=args.files[0])
     if not (args.stats or args.server_log or args.client_log):
         raise InputError("give at least one of --stats, --server-log, --client-log", field="--stats")
+    output_path(args.out, "--out", [*(args.stats or []), args.server_log, args.client_log])
     config = _set_columns(args.sets)
     row = ingest(config, stats=args.stats, server_log=args.server_log,
                  client_log=args.client_log, wait_stat=args.wait_stat)
@@ -386,6 +406,7 @@ def _ingest_bench(args) -> int:
     if other:
         raise InputError(f"{other[0]} is FarReach output; with --format {args.format} give "
                          "the files as arguments", field=other[0])
+    output_path(args.out, "--out", args.files)
     spec, rows = ingest_files(args.format, args.files, _set_columns(args.sets),
                               one_run=args.one_run)
     with RunsWriter(args.out, spec.columns) as w:

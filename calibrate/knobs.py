@@ -768,7 +768,7 @@ def run_knobs(args) -> int:
     check_args(args)
     show = wanted(args.progress)
     engines = ["analytic", "sim"] if args.engine == "both" else [args.engine]
-    given = Profile.load(args.profile) if args.profile else None
+    given = Profile.load(args.profile) if args.profile is not None else None
     runs, knobs = load_runs_files(args.runs)
     pairs = find_pairs(runs, knobs)
     dups = [r for r in runs if r.duplicate_of is not None]

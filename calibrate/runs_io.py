@@ -188,13 +188,22 @@ class RunsWriter:
                                  "write to a new file", source=str(self.path), line=1)
             unterminated = bool(unterminated_tail(self.path))
             self.header = header
-            self._fh = open(self.path, "a", newline="")
+            self._fh = self._open("a")
             if unterminated:
                 self._fh.write("\n")
         else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.path, "w", newline="")
+            self._fh = self._open("w")
             self._write_line(self.header)
+
+    def _open(self, mode: str):
+        # the folder is the user's to make (an output into a mistyped folder
+        # is refused, not created); a file system that refuses the write
+        # (read-only, /proc, permissions root does not bypass) is named
+        try:
+            return open(self.path, mode, newline="")
+        except OSError as exc:
+            raise InputError(f"cannot write here: {exc.strerror}", source=str(self.path),
+                             field="--out") from None
 
     def _write_line(self, values: Sequence[str]) -> None:
         buf = io.StringIO()

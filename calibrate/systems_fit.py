@@ -24,7 +24,6 @@ Regenerate every embedded profile (re-runnable, deterministic)::
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import sys
@@ -34,7 +33,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.optimize import least_squares
 
-from model.errors import InputError, run_command
+from model.errors import ArgumentParser, InputError, run_command
 from model.profile import Param, Profile
 from model.uncertainty import fitted_uncertainty
 
@@ -214,7 +213,7 @@ def _stderr(sol) -> np.ndarray | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m calibrate.systems_fit",
+    ap = ArgumentParser(prog="python -m calibrate.systems_fit",
                                  description="Fit the embedded profiles of the reference systems.")
     ap.add_argument("--system", action="append", default=[], help="system/profile name")
     ap.add_argument("--all", action="store_true", help="fit every system")

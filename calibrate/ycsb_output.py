@@ -56,7 +56,8 @@ PERCENTILES = {50.0: "p50_us", 95.0: "p95_us", 99.0: "p99_us", 99.9: "p999_us"}
 
 _MEASUREMENT = re.compile(r"^\[([^\]]+)\],(.*)$")
 _PERCENTILE = re.compile(r"^(\d+(?:\.\d+)?)(?:st|nd|rd|th)?PercentileLatency\(us\)$")
-_STATUS = re.compile(r"(\d+) sec: (\d+) operations;(?: ([0-9.,]+) current ops/sec;)?")
+# (?<!\d): a search tries each start once, not every digit of a long number
+_STATUS = re.compile(r"(?<!\d)(\d+) sec: (\d+) operations;(?: ([0-9.,]+) current ops/sec;)?")
 _BUCKET = re.compile(r"^>?\d+$")
 
 
@@ -174,6 +175,9 @@ def read_ycsb(path: str | Path) -> YcsbRun:
             if name == "RunTime(ms)":
                 run.runtime_ms = _non_negative(x, src, lineno, where)
             elif name == "Throughput(ops/sec)":
+                if x is None:             # YCSB prints NaN when the run measured nothing
+                    raise InputError("the throughput is NaN: YCSB finished no operations in "
+                                     "this run", source=src, line=lineno, field=where)
                 run.throughput_ops = _non_negative(x, src, lineno, where)
             continue
         if metric.startswith(("TOTAL_GC", "MAX_", "MIN_")) or _BUCKET.match(name):

@@ -8,8 +8,35 @@ points catch it, print the message and exit with code 2, never a traceback.
 
 from __future__ import annotations
 
+import argparse
+import math
+import re
 import sys
 from typing import Callable
+
+
+#: a message is one line a person reads: at most this many characters
+MAX_MESSAGE = 300
+#: a word of the user's input longer than this is shown by its start and length
+MAX_WORD = 120
+_LONG_WORD = re.compile(r"\S{%d,}" % (MAX_WORD + 1))
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def tame(text: str, words: bool = True) -> str:
+    """``text`` safe to print in a one-line message: control characters
+    escaped (a binary file's bytes), and a long word of the user's input (a
+    100,000-digit cell, a row of brackets) shown by its start and length."""
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    if not words:          # a path is shown whole, however long
+        return text
+    return _LONG_WORD.sub(lambda m: f"{m.group()[:32]}...({len(m.group()):,} characters)", text)
+
+
+def one_line(message: str) -> str:
+    """A message cut to :data:`MAX_MESSAGE` characters (the location comes
+    first, so what is cut is the end of the explanation)."""
+    return message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 3] + "..."
 
 
 class InputError(ValueError):
@@ -26,13 +53,14 @@ class InputError(ValueError):
     def _render(self) -> str:
         where = []
         if self.source:
-            where.append(str(self.source))
+            where.append(tame(str(self.source), words=False))
         if self.line is not None:
             where.append(f"line {self.line}")
         if self.field:
-            where.append(f"field '{self.field}'")
+            where.append(f"field '{tame(str(self.field))}'")
         prefix = ": ".join([", ".join(where)]) if where else ""
-        return f"{prefix}: {self.detail}" if prefix else self.detail
+        detail = tame(self.detail)
+        return f"{prefix}: {detail}" if prefix else detail
 
     def located(self, *, source: str | None = None, line: int | None = None,
                 field: str | None = None) -> "InputError":
@@ -60,13 +88,79 @@ def run_command(action: Callable[[], int | None]) -> int:
     try:
         return action() or 0
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(one_line(f"error: {exc}"), file=sys.stderr)
         return 2
     except RunFailed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:
         print(str(exc) or "interrupted", file=sys.stderr)
+        # CPython 3.11 re-raises SIGINT at exit (status -2, not 130) when the
+        # Ctrl-C passed through an exec/eval of a string on its way here (a
+        # namedtuple built in a lazy import); running one clears that flag
+        exec("pass")
         return 130
     except BrokenPipeError:
         return 0
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """The command lines' parser: a mistake in the arguments is one short line.
+
+    ``argparse`` prints the whole usage before its message (600 characters
+    and more for the larger commands); here the message names the option and
+    points to ``--help``, exit code 2 as before. Values argparse accepts but
+    no command can use are refused the same way: an empty string given for
+    a file, name or number (``--scenario ""`` would otherwise fall back to
+    the default silently) and a number that is NaN or infinite
+    (``--max-error nan`` would make every check pass)."""
+
+    def error(self, message: str):  # noqa: D401 (argparse's signature)
+        self.exit(2, one_line(f"error: {self.prog}: {tame(message)} (see {self.prog} --help)")
+                  + "\n")
+
+    def parse_known_args(self, args=None, namespace=None):
+        ns, rest = super().parse_known_args(args, namespace)
+        for dest, value in vars(ns).items():
+            values = value if isinstance(value, list) else [value]
+            option = self._option_of(dest)
+            for v in values:
+                if isinstance(v, str) and v.strip() == "":
+                    self.error(f"argument {option}: an empty value; give a file, name or number")
+                if isinstance(v, float) and not math.isfinite(v):
+                    self.error(f"argument {option}: {v!r} is not a finite number")
+        return ns, rest
+
+    def _option_of(self, dest: str) -> str:
+        """The option a user typed for ``dest`` (``sets`` -> ``--set``)."""
+        for action in self._actions:
+            if action.dest == dest:
+                longs = [o for o in action.option_strings if o.startswith("--")]
+                return (longs or action.option_strings or [action.metavar or dest])[0]
+            if isinstance(action, argparse._SubParsersAction):
+                for sub in action.choices.values():
+                    if any(a.dest == dest for a in sub._actions):
+                        return sub._option_of(dest) if isinstance(sub, ArgumentParser) else dest
+        return "--" + dest.replace("_", "-")
+
+
+def at_least(minimum: float, kind: type = float, exclusive: bool = False
+             ) -> Callable[[str], float]:
+    """An argparse ``type`` for a number option with a lower bound
+    (``--seconds`` > 0, ``--jobs`` >= 1, ``--max-error`` >= 0): a value out of
+    range is refused as the option's own mistake, before any work."""
+    word = "an integer" if kind is int else "a number"
+    op = ">" if exclusive else ">="
+
+    def convert(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {word}, got {tame(repr(text))}") from None
+        if kind is float and not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if value < minimum or (exclusive and value == minimum):
+            raise argparse.ArgumentTypeError(f"expected {word} {op} {minimum:g}, got {text}")
+        return value
+    convert.__name__ = kind.__name__       # argparse names the type in its messages
+    return convert

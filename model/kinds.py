@@ -19,12 +19,22 @@ def detect(header: list[str], source: str | None = None) -> RunKind:
     cols = set(h.strip() for h in header)
     matches = [k for k in KINDS.values() if k.signature <= cols]
     if not matches:
-        raise InputError(
-            "cannot tell what kind of runs this is from its header; known kinds and "
-            "their key columns: " + "; ".join(
-                f"{k.name} ({', '.join(sorted(k.signature))})" for k in KINDS.values()),
-            source=source, line=1)
+        raise InputError(_unknown_kind(cols), source=source, line=1)
     return max(matches, key=lambda k: len(k.signature))
+
+
+def _unknown_kind(cols: set[str]) -> str:
+    """What a header that fits no kind lacks: the columns of the kind it comes
+    closest to (most of whose key columns it has), else where the kinds are listed."""
+    def share(k: RunKind) -> float:
+        return len(k.signature & cols) / len(k.signature)
+    near = max(KINDS.values(), key=lambda k: (share(k), len(k.signature)))
+    if share(near) >= 0.5:
+        missing = sorted(near.signature - cols)
+        return (f"missing column{'s' * (len(missing) > 1)} {', '.join(missing)} "
+                f"(the header looks like a {near.name} file otherwise)")
+    return (f"cannot tell what kind of runs this is from its header: it has the key columns "
+            f"of none of the {len(KINDS)} kinds (list them: python -m calibrate kinds)")
 
 
 def get(name: str) -> RunKind:

@@ -37,6 +37,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import tempfile
 import threading
 import tomllib
@@ -46,6 +47,11 @@ from typing import Any, Iterable, Iterator, Sequence
 from .errors import InputError
 
 BOM = "\ufeff"
+
+#: The largest input file read (text inputs: scenarios, profiles, plans, runs
+#: CSVs, logs). The lab's largest file is a few MiB; a file far beyond this
+#: is a wrong path, and reading it whole would exhaust memory.
+MAX_INPUT_BYTES = 1 << 30
 
 
 # ---------------------------------------------------------------- inputs
@@ -61,6 +67,19 @@ def input_path(path: str | os.PathLike, what: str = "file", field: str | None = 
         raise InputError(f"this is a folder; expected a {what}", source=src, field=field)
     if not os.access(p, os.R_OK):
         raise InputError(f"{what} cannot be read (permission denied)", source=src, field=field)
+    try:
+        st = p.stat()
+    except OSError as exc:
+        raise InputError(f"cannot read the {what}: {exc.strerror}", source=src,
+                         field=field) from None
+    # A FIFO or a device (/dev/zero, /dev/stdin) would block or never end;
+    # every input here is a file on disk that can be read twice.
+    if not stat.S_ISREG(st.st_mode):
+        raise InputError(f"not a regular file (a pipe or device); expected a {what} on disk",
+                         source=src, field=field)
+    if st.st_size > MAX_INPUT_BYTES:
+        raise InputError(f"{st.st_size / 2**20:,.0f} MiB is too large for a {what} "
+                         f"(at most {MAX_INPUT_BYTES // 2**20} MiB)", source=src, field=field)
     return p
 
 
@@ -111,6 +130,12 @@ def parse_toml(text: str, source: str) -> dict[str, Any]:
         # tomllib recurses once per nested array or inline table
         raise InputError("not valid TOML here: arrays or tables nested too deeply",
                          source=source) from None
+    except ValueError:
+        # int() past Python's 4,300-digit limit, raised by tomllib as it is
+        m = re.search(r"\d{4301,}", text)
+        line = text.count("\n", 0, m.start()) + 1 if m else None
+        raise InputError("a number of more than 4,300 digits; no value here is that large",
+                         source=source, line=line) from None
 
 
 def load_toml(path: str | os.PathLike, what: str = "TOML file",
@@ -260,6 +285,15 @@ def output_path(path: str | os.PathLike, field: str,
         raise InputError(f"the folder {str(parent)!r} is not writable", source=src, field=field)
     if p.exists() and not os.access(p, os.W_OK):
         raise InputError("the file exists and is not writable", source=src, field=field)
+    # os.access answers for the permission bits only (and says yes to root):
+    # a read-only or special file system (/proc) refuses only when written
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".kvperf-write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise InputError(f"cannot write in the folder {str(parent)!r} ({exc.strerror or exc})",
+                         source=src, field=field) from None
     for other in inputs:
         if other is not None and same_file(p, other):
             raise InputError(f"this is also an input ({other}); write the output to another "
@@ -303,7 +337,10 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, newline: str | Non
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     binary = "b" in mode
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    except OSError as exc:     # a read-only or special file system (/proc), a full disk
+        raise InputError(f"cannot write here ({exc.strerror or exc})", source=str(path)) from None
     try:
         with os.fdopen(fd, mode, **({} if binary else {"newline": newline,
                                                         "encoding": encoding})) as fh:

@@ -325,7 +325,8 @@ def resolve_key(key: str, source: str | None = None) -> str:
                              source=source, field=key)
         allowed = [f.name for f in fields(SECTIONS[section])]
         if name not in allowed:
-            raise InputError(f"unknown key; allowed in [{section}]: {', '.join(allowed)}",
+            raise InputError(unknown_key(key, [f"{section}.{a}" for a in allowed])
+                             .replace("unknown key;", f"unknown key in [{section}];"),
                              source=source, field=key)
         return key
     matches = [k for k in all_keys() if k.split(".")[1] == key]
@@ -333,8 +334,20 @@ def resolve_key(key: str, source: str | None = None) -> str:
         return matches[0]
     if len(matches) > 1:
         raise InputError(f"ambiguous key; use one of: {', '.join(matches)}", source=source, field=key)
-    raise InputError("unknown key; allowed: " + ", ".join(sorted(ALIASES)) + ", "
-                     + ", ".join(all_keys()), source=source, field=key)
+    raise InputError(unknown_key(key, [*ALIASES, *all_keys()]), source=source, field=key)
+
+
+def unknown_key(key: str, known: list[str]) -> str:
+    """"unknown key" with the closest known ones (a misspelling), else where
+    to find them all: the full list runs to 800 characters."""
+    import difflib
+    bare = {k.split(".")[-1]: k for k in known}
+    close = difflib.get_close_matches(key, known, n=3, cutoff=0.6) or \
+        [bare[m] for m in difflib.get_close_matches(key.split(".")[-1], list(bare), n=3,
+                                                     cutoff=0.6)]
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    return (f"unknown key; {hint}every key with its unit and meaning: "
+            "python -m sim scenario show")
 
 
 def parse_value(raw: str) -> Any:
@@ -343,6 +356,16 @@ def parse_value(raw: str) -> Any:
         return tomllib.loads(f"v = {raw}")["v"]
     except (tomllib.TOMLDecodeError, RecursionError):
         return raw
+    except ValueError:
+        # an integer of more than 4,300 digits (Python's conversion limit): as a
+        # string it is refused by the key's own check, with the key named
+        return raw
+
+
+def path_of(cls: type, name: str) -> str:
+    """``section.name`` of a field of a section class."""
+    section = next((sec for sec, c in SECTIONS.items() if c is cls), "")
+    return f"{section}.{name}"
 
 
 def describe(cls: type, name: str) -> str:
@@ -354,6 +377,9 @@ def describe(cls: type, name: str) -> str:
         return "one of " + ", ".join(repr(c) for c in md["choices"])
     if typ == "bool":
         return "true or false"
+    if typ == "str":
+        return "a name or a file path, e.g. workload.profile=lab" \
+            if path_of(cls, name) == "workload.profile" else "a string"
     lo, hi = md.get("min"), md.get("max")
     kind = "an integer" if typ == "int" else "a number"
     unit = f" {md['unit']}" if md.get("unit") else ""

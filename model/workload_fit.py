@@ -26,12 +26,14 @@ re-runnable: ``python -m sim workload-fit`` (sim/workload_cli.py).
 from __future__ import annotations
 
 import csv
+import io
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .errors import InputError
+from .safe_io import read_text
 
 HIT_SIGMA = 0.0055     # normalized_x printed as 2.3: x in [2.25, 2.35) -> hit within ±0.0095
 SHARE_SIGMA = 0.01     # per-worker rates from rounded wait/process times
@@ -64,9 +66,12 @@ def _num(row, col, src, line):
     if v == "":
         return None
     try:
-        return float(v)
+        x = float(v)
     except ValueError:
         raise InputError(f"expected a number, got {v!r}", source=src, line=line, field=col) from None
+    if not math.isfinite(x):
+        raise InputError(f"expected a finite number, got {v!r}", source=src, line=line, field=col)
+    return x
 
 
 def _list(row, col, src, line):
@@ -89,58 +94,55 @@ def read_observations(paths, *, partition: str = "range") -> list[Obs]:
     hits: dict = {}
     obs: list[Obs] = []
     for src in paths:
-        try:
-            fh = open(src, newline="", encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError("file not found", source=src) from None
-        with fh:
-            reader = csv.DictReader(fh)
-            cols = set(reader.fieldnames or ())
-            if not {"id", "system", "servers"} <= cols:
+        # checked and decoded as every input is (a folder, a pipe, bad bytes)
+        text = read_text(src, "runs CSV", field="--runs")
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        cols = set(reader.fieldnames or ())
+        if not {"id", "system", "servers"} <= cols:
+            continue
+        for line, row in enumerate(reader, 2):
+            rid = row.get("id", f"line {line}")
+            system = (row.get("system") or "").strip()
+            wl = (row.get("workload") or "zipf").strip()
+            if wl != "zipf":
                 continue
-            for line, row in enumerate(reader, 2):
-                rid = row.get("id", f"line {line}")
-                system = (row.get("system") or "").strip()
-                wl = (row.get("workload") or "zipf").strip()
-                if wl != "zipf":
-                    continue
-                n = _num(row, "servers", src, line)
-                if n is None or n < 1 or n != int(n):
-                    raise InputError(f"expected a whole number of servers, got {row.get('servers')!r}",
-                                     source=src, line=line, field="servers")
-                n = int(n)
-                cache = system == "farreach"
-                x = _num(row, "normalized_x", src, line)
-                if cache and n == 1 and x is not None:
-                    if x <= 1:
-                        raise InputError(f"normalized_x {x} <= 1 at one server", source=src,
-                                         line=line, field="normalized_x")
-                    hits.setdefault(round(1 - 1 / x, 6), []).append(rid)
-                ch = _num(row, "cache_hit", src, line)
-                if cache and ch is not None:
-                    if not 0 <= ch <= 1:
-                        raise InputError(f"cache_hit {ch} is not a fraction", source=src,
-                                         line=line, field="cache_hit")
-                    hits.setdefault(round(ch, 6), []).append(rid)
-                lr = _list(row, "load_ratio", src, line)
-                if lr is not None and len(lr) == n and n > 1 and sum(lr) > 0:
-                    s = np.asarray(lr) / sum(lr)
-                    obs.append(Obs("split", n, cache, tuple(float(v) for v in s), (rid,), SHARE_SIGMA,
-                                   "load_ratio"))
-                stat = (row.get("wait_stat") or "").strip()
-                wait, proc = _list(row, "wait_us", src, line), _list(row, "process_us", src, line)
-                if stat == "per-server" and wait and proc:
-                    if len(wait) != n or len(proc) != n:
-                        raise InputError(f"per-server lists must have {n} entries", source=src,
-                                         line=line, field="wait_us")
-                    rate = 1.0 / (np.asarray(wait) + np.asarray(proc))
-                    obs.append(Obs("split", n, cache, tuple(float(v) for v in rate / rate.sum()), (rid,),
-                                   SHARE_SIGMA, "1/(wait+process) per worker"))
-                mops = _num(row, "mops", src, line)
-                if stat == "min" and wait and proc and mops and n > 1:
-                    s_max = 1.0 / (wait[0] + proc[0]) / mops     # us -> MOPS
-                    obs.append(Obs("bottleneck", n, cache, (s_max,), (rid,), 2 * SHARE_SIGMA,
-                                   "1/(min wait + min process) / throughput"))
+            n = _num(row, "servers", src, line)
+            if n is None or n < 1 or n != int(n):
+                raise InputError(f"expected a whole number of servers, got {row.get('servers')!r}",
+                                 source=src, line=line, field="servers")
+            n = int(n)
+            cache = system == "farreach"
+            x = _num(row, "normalized_x", src, line)
+            if cache and n == 1 and x is not None:
+                if x <= 1:
+                    raise InputError(f"normalized_x {x} <= 1 at one server", source=src,
+                                     line=line, field="normalized_x")
+                hits.setdefault(round(1 - 1 / x, 6), []).append(rid)
+            ch = _num(row, "cache_hit", src, line)
+            if cache and ch is not None:
+                if not 0 <= ch <= 1:
+                    raise InputError(f"cache_hit {ch} is not a fraction", source=src,
+                                     line=line, field="cache_hit")
+                hits.setdefault(round(ch, 6), []).append(rid)
+            lr = _list(row, "load_ratio", src, line)
+            if lr is not None and len(lr) == n and n > 1 and sum(lr) > 0:
+                s = np.asarray(lr) / sum(lr)
+                obs.append(Obs("split", n, cache, tuple(float(v) for v in s), (rid,), SHARE_SIGMA,
+                               "load_ratio"))
+            stat = (row.get("wait_stat") or "").strip()
+            wait, proc = _list(row, "wait_us", src, line), _list(row, "process_us", src, line)
+            if stat == "per-server" and wait and proc:
+                if len(wait) != n or len(proc) != n:
+                    raise InputError(f"per-server lists must have {n} entries", source=src,
+                                     line=line, field="wait_us")
+                rate = 1.0 / (np.asarray(wait) + np.asarray(proc))
+                obs.append(Obs("split", n, cache, tuple(float(v) for v in rate / rate.sum()), (rid,),
+                               SHARE_SIGMA, "1/(wait+process) per worker"))
+            mops = _num(row, "mops", src, line)
+            if stat == "min" and wait and proc and mops and n > 1:
+                s_max = 1.0 / (wait[0] + proc[0]) / mops     # us -> MOPS
+                obs.append(Obs("bottleneck", n, cache, (s_max,), (rid,), 2 * SHARE_SIGMA,
+                               "1/(min wait + min process) / throughput"))
     for h, rows in sorted(hits.items()):
         obs.insert(0, Obs("hit", 1, True, (h,), tuple(rows), HIT_SIGMA, "1 - 1/normalized_x"))
     return obs

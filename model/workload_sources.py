@@ -30,7 +30,7 @@ import numpy as np
 
 from . import keys
 from .errors import InputError
-from .safe_io import load_toml, read_text
+from .safe_io import input_path, load_toml, read_text
 
 PROFILE_DIR = "profiles/workloads"
 ORDERS = ("rank", "scrambled")
@@ -458,6 +458,7 @@ class KeyTrace:
         counts: dict = {}
         hexes: dict = {}
         lines = 0
+        input_path(path, "key trace", field="--trace")   # not a folder, pipe or device
         try:
             fh = open(path, encoding="utf-8", errors="strict")
         except FileNotFoundError:

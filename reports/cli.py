@@ -26,11 +26,11 @@ import sys
 import time
 from pathlib import Path
 
-from model.errors import InputError, run_command
+from model.errors import ArgumentParser, InputError, at_least, run_command
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m reports",
+    p = ArgumentParser(prog="python -m reports",
                                 description="Self-contained HTML reports for kvperf.")
     sub = p.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("build", help="write an HTML report")
@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("report", help="HTML file")
     c.add_argument("--screenshot", help="PNG to write (default: next to the report)")
     c.add_argument("--chromium", help="browser binary (default: $CHROMIUM or /usr/bin/chromium)")
-    c.add_argument("--timeout", type=float, default=60.0, help="seconds to wait (default 60)")
+    c.add_argument("--timeout", type=at_least(0, exclusive=True), default=60.0, help="seconds to wait (default 60)")
     return p
 
 
@@ -59,26 +59,36 @@ def _build(args) -> int:
     from . import inputs, profile_dict
     from .page import build_report
 
-    if not any((args.prediction, args.sweep, args.validation, args.timeline)):
+    from model.safe_io import output_path, output_type
+
+    if not any(f is not None for f in (args.prediction, args.sweep, args.validation,
+                                       args.timeline)):
         raise InputError("give at least one of --prediction, --sweep, --validation, --timeline")
+    # the page is an output like any other: checked before any work, and never
+    # one of the files it is built from (that would replace the user's data)
+    output_type(args.out, (".html", ".htm"))
+    given = [args.prediction, args.sweep, args.validation, args.timeline, args.scenario]
+    if args.profile and Path(args.profile).suffix.lower() == ".toml":
+        given.append(args.profile)
+    output_path(args.out, "--out", inputs=given)
     t0 = time.perf_counter()
     pred = scen = prof = None
     used = []
-    if args.prediction:
+    if args.prediction is not None:
         pred, scen, prof = inputs.read_prediction(args.prediction)
         used.append(Path(args.prediction).name)
-    if args.scenario:
+    if args.scenario is not None:
         from model.scenario import Scenario
         scen = Scenario.from_toml(args.scenario).to_dict()
         used.append(Path(args.scenario).name)
-    if args.profile:
+    if args.profile is not None:
         from model.profile import Profile
         prof = profile_dict(Profile.load(args.profile))
         used.append(Path(args.profile).name)
-    sweep = inputs.read_sweep(args.sweep) if args.sweep else None
-    val = inputs.read_validation(args.validation) if args.validation else None
-    tl = inputs.read_timeline(args.timeline) if args.timeline else None
-    used += [Path(f).name for f in (args.sweep, args.validation, args.timeline) if f]
+    sweep = inputs.read_sweep(args.sweep) if args.sweep is not None else None
+    val = inputs.read_validation(args.validation) if args.validation is not None else None
+    tl = inputs.read_timeline(args.timeline) if args.timeline is not None else None
+    used += [Path(f).name for f in (args.sweep, args.validation, args.timeline) if f is not None]
     title = args.title or ("kvperf report: " + ", ".join(used))
     out = build_report(args.out, prediction=pred, scenario=scen, profile=prof, sweep=sweep,
                        validation=val, timeline=tl, title=title, inputs=used)

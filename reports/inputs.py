@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from model.errors import InputError
+from model.safe_io import input_path, read_text
 
 # Measured columns of the reference data (data/README.md); with ``pred_*``
 # columns these are the outputs of a row, everything else is an input.
@@ -63,6 +64,11 @@ def as_list(value: Any) -> list[float] | None:
     return None
 
 
+def _negative(value: Any) -> bool:
+    values = as_list(value)
+    return values is not None and any(v < 0 for v in values)
+
+
 def read_csv(path: str | Path, *, numeric: Iterable[str] = (), all_numeric: bool = False,
              required: Iterable[str] = ()) -> tuple[list[str], list[Row]]:
     """Read a CSV with a header. Returns (columns, rows).
@@ -72,6 +78,7 @@ def read_csv(path: str | Path, *, numeric: Iterable[str] = (), all_numeric: bool
     with ``all_numeric`` every column must hold a plain number.
     """
     src = str(path)
+    input_path(path, "CSV file")
     try:
         fh = open(path, newline="", encoding="utf-8")
     except FileNotFoundError:
@@ -121,6 +128,11 @@ def read_csv(path: str | Path, *, numeric: Iterable[str] = (), all_numeric: bool
                             raise InputError(
                                 f"expected a number or a '|'-separated list of numbers, "
                                 f"got {text.strip()!r}", source=src, line=line, field=name)
+                    if name in must and name not in numeric and _negative(value):
+                        # throughputs, latencies, counts and ratios: never below zero
+                        raise InputError(f"{text.strip()!r} is negative; a measured or "
+                                         "predicted value is at least 0", source=src,
+                                         line=line, field=name)
                     row[name] = value
                 rows.append(row)
         except csv.Error as exc:
@@ -188,17 +200,17 @@ _PRED_FIELDS = ("throughput_mops", "cache_hit_ratio", "normalized_x", "bottlenec
 def read_prediction(path: str | Path) -> tuple[dict, dict | None, dict | None]:
     """Read a Prediction JSON, bare or ``{"prediction", "scenario", "profile"}``."""
     src = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", source=src) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text: {exc.reason}", source=src) from None
+    text = read_text(path, "prediction JSON", "--prediction")
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg} (column {exc.colno})",
                          source=src, line=exc.lineno) from None
+    except RecursionError:
+        raise InputError("not valid JSON here: arrays or objects nested too deeply",
+                         source=src) from None
+    except ValueError as exc:        # an integer past Python's 4,300-digit limit
+        raise InputError(f"not valid JSON: {str(exc)[:120]}", source=src) from None
     return split_prediction(data, src)
 
 
@@ -260,3 +272,6 @@ def check_profile(prof: Any, source: str = "<profile>") -> None:
 def _number(v: Any, source: str, field: str) -> None:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise InputError(f"expected a finite number, got {v!r}", source=source, field=field)
+    # every number of a prediction is a throughput, a ratio, a time or a share
+    if v < 0:
+        raise InputError(f"expected a number >= 0, got {v!r}", source=source, field=field)

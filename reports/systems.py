@@ -29,13 +29,12 @@ predictions, then the predicted curves).
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from model.errors import InputError, run_command
+from model.errors import ArgumentParser, InputError, run_command
 from model.profile import Profile
 from model.systems import SYSTEMS, system_of
 from model.systems.base import System
@@ -736,7 +735,7 @@ def write_report(system: str, out_dir: str | Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m reports.systems",
+    ap = ArgumentParser(prog="python -m reports.systems",
                                  description="One HTML page per reference system.")
     ap.add_argument("--out", required=True, metavar="DIR")
     ap.add_argument("--system", action="append", default=[],
@@ -746,7 +745,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"cross-validation grouping shown (default {DEFAULT_CV}; 'none' for none)")
     args = ap.parse_args(argv)
     def action() -> None:
-        prof = Profile.load(args.profile) if args.profile else None
+        prof = Profile.load(args.profile) if args.profile is not None else None
         for name in args.system or sorted(SYSTEMS):
             _system(name)
             out = write_system_report(name, Path(args.out) / f"{name}.html", prof,
@@ -757,13 +756,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = main()
-    if code == 130:
-        # Ctrl-C was handled (run_command printed "interrupted"). Under
-        # ``python -m``, CPython (3.11) still kills itself with SIGINT at exit
-        # (status -2, not 130) when the KeyboardInterrupt passed through an
-        # eval() or exec() of a string on its way (a namedtuple or dataclass
-        # being made by a module imported then): such a call marks it
-        # unhandled, and the next one clears that mark.
-        exec("pass")
-    sys.exit(code)
+    sys.exit(main())   # run_command clears CPython's Ctrl-C exit mark (exit 130)

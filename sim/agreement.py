@@ -173,6 +173,8 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
         nxt = min(H * 1e6, t_us + step)
         w0 = time.perf_counter()
         c = eng.run_until(nxt)
+        if nxt < H * 1e6 - 1e-6:
+            eng.carry_over(c)         # a service crossing the boundary is split at it
         rate = (time.perf_counter() - w0) / ((nxt - t_us) / 1e6)     # wall s per simulated s
         chunks.append((t_us, nxt, c))
         # the load-dependent inputs move once per simulated second at least,

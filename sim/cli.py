@@ -19,7 +19,7 @@ import os
 import sys
 from typing import Any, Sequence
 
-from model.errors import InputError, run_command
+from model.errors import ArgumentParser, InputError, at_least, run_command
 from model.safe_io import output_path, output_type
 from model.prediction import Prediction
 from model.profile import Profile
@@ -57,7 +57,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser; with ``command`` (``predict``, ``sweep``, ...)
     only that command's part of it, which parses that command the same way."""
     import importlib
-    ap = argparse.ArgumentParser(prog="python -m sim",
+    ap = ArgumentParser(prog="python -m sim",
                                  description="Predict key-value rack performance.")
     sub = ap.add_subparsers(dest="command", required=True)
     if command in _OWN_PARSERS:
@@ -69,12 +69,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("analytic", "sim"), default="analytic")
     p.add_argument("--runs", metavar="RUNS.csv", help="batch: predict every row of a runs CSV")
     p.add_argument("--out", metavar="OUT.csv", help="batch output CSV (with --runs)")
-    p.add_argument("--seconds", type=float, default=10.0, help="simulated seconds (--engine sim)")
-    p.add_argument("--seed", type=int, default=1, help="random seed (--engine sim)")
+    p.add_argument("--seconds", type=at_least(0, exclusive=True), default=10.0, help="simulated seconds (--engine sim)")
+    p.add_argument("--seed", type=at_least(0, int), default=1, help="random seed (--engine sim)")
     p.add_argument("--no-intervals", dest="intervals", action="store_false",
                    help="skip the 90 %% prediction intervals (with --runs the "
                         "pred_<column>_lo/_hi columns): about 9x less solving")
-    p.add_argument("--jobs", type=int, default=None, metavar="N",
+    p.add_argument("--jobs", type=at_least(1, int), default=None, metavar="N",
                    help="with --runs: worker processes for the racks (default: one per "
                         "core; 1 solves in this process)")
     p.add_argument("--measure", choices=("concurrent", "rotation"), default="concurrent",
@@ -84,8 +84,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                         "statistics script does; docs/model.md)")
     s = sub.add_parser("simulate", help="discrete-event simulation with a per-second timeline")
     _common(s)
-    s.add_argument("--seconds", type=float, default=10.0, help="simulated seconds")
-    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--seconds", type=at_least(0, exclusive=True), default=10.0, help="simulated seconds")
+    s.add_argument("--seed", type=at_least(0, int), default=1)
     s.add_argument("--timeline", metavar="OUT.csv", help="write the per-second timeline")
     s.add_argument("--sim-engine", choices=("fast", "simpy"), default="fast",
                    help="compiled engine (default) or the SimPy reference engine")
@@ -108,9 +108,9 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 
 def load_inputs(args) -> tuple[Scenario, Profile]:
-    sc = Scenario.from_toml(args.scenario) if args.scenario else Scenario.default()
+    sc = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
     sc = sc.with_overrides(args.sets)
-    profile = Profile.load(args.profile or DEFAULT_PROFILE)
+    profile = Profile.load(DEFAULT_PROFILE if args.profile is None else args.profile)
     return sc, profile
 
 
@@ -130,8 +130,12 @@ def check_outputs(args, out_types: Sequence[str] | None = None) -> None:
     if out_types is not None and getattr(args, "out", None):
         output_type(args.out, out_types)
     inputs = [getattr(args, k, None) for k in ("runs", "scenario", "profile", "plan")]
+    if getattr(args, "html", None) is not None:
+        output_type(args.html, (".html", ".htm"), "--html")
+    if getattr(args, "timeline", None) is not None:
+        output_type(args.timeline, (".csv",), "--timeline")
     for opt in ("out", "html", "timeline"):
-        if getattr(args, opt, None):
+        if getattr(args, opt, None) is not None:
             output_path(getattr(args, opt), f"--{opt}", inputs)
 
 
@@ -147,7 +151,7 @@ def _predict(args) -> int:
             raise InputError("--runs predicts each row as it was run (concurrently); "
                              "--measure rotation takes one scenario", field="--measure")
         from .batch import run_batch
-        profile = Profile.load(args.profile) if args.profile else None
+        profile = Profile.load(args.profile) if args.profile is not None else None
         jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
         if jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {jobs}", field="--jobs")
@@ -359,6 +363,13 @@ def pred_source(sc: Scenario) -> str:
         f"{sc.workload.generator} generator as the public code runs it"
 
 
+def _caveats(pred: Prediction) -> list[str]:
+    """Regimes where the analytic answer is known to be off (model.regimes):
+    said with the answer, never silently."""
+    return [f"  CAVEAT               {c['name']}: {c['reason']}; {c['advice']}"
+            for c in pred.details.get("caveats", []) if c["name"] != "jump"]
+
+
 def _jump(pred: Prediction) -> list[str]:
     """A note where the analytic answer sits at a jump of the rack's load
     balance (model.solvers.analytic): there is no steady state on either side
@@ -387,6 +398,7 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"  write stall          {100 * pred.stall_fraction:.1f} % of time",
         f"  bottleneck           {pred.bottleneck.text()}",
         *_jump(pred),
+        *_caveats(pred),
         "",
         f"  {'server':>6}  {'share %':>8}  {'nocache %':>9}  {'util %':>7}  {'wait us':>10}  {'process us':>10}",
     ]

@@ -23,7 +23,6 @@ Facts (each a function returning a dict of figures):
 
 from __future__ import annotations
 
-import argparse
 import csv
 import math
 from pathlib import Path
@@ -198,11 +197,11 @@ STEPS = (("few_clients", 2 * 2.0), ("loss_and_timeout", 3 * 4.0), ("false_positi
 
 
 def main(argv=None) -> int:
-    from model.errors import run_command
+    from model.errors import ArgumentParser, at_least, run_command
 
     from .progress import add_flag
-    ap = argparse.ArgumentParser(prog="python -m sim.facts", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scale", type=float, default=1.0, help="multiply every horizon")
+    ap = ArgumentParser(prog="python -m sim.facts", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=at_least(0, exclusive=True), default=1.0, help="multiply every horizon")
     ap.add_argument("--engine", choices=("fast", "simpy"), default="fast")
     ap.add_argument("--profile", default=None)
     add_flag(ap)
@@ -213,7 +212,7 @@ def main(argv=None) -> int:
 def _print_facts(args) -> int:
     global _on_simulated
     from .progress import Interrupted, bar, wanted
-    pf = Profile.load(args.profile) if args.profile else default_profile()
+    pf = Profile.load(args.profile) if args.profile is not None else default_profile()
     s, e = args.scale, args.engine
     print(f"profile: {pf.name}; engine: {e}")
     done = 0

@@ -15,12 +15,12 @@ mean-value form is what needs work.
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from model.errors import ArgumentParser, at_least
 from model.prediction import Prediction
 from model.profile import Profile
 from model.rack import compile_rack
@@ -146,9 +146,9 @@ def compare(name: str, profile: Profile, *, seconds: float = 3.0, seed: int = 1,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sim.parity", description=__doc__.split("\n\n")[0])
+    ap = ArgumentParser(prog="python -m sim.parity", description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="regimes (default: all)")
-    ap.add_argument("--seconds", type=float, default=3.0, help="simulated seconds per regime")
+    ap.add_argument("--seconds", type=at_least(0, exclusive=True), default=3.0, help="simulated seconds per regime")
     ap.add_argument("--profile", default="tofino-testbed")
     args = ap.parse_args(argv)
     pf = Profile.load(args.profile)

@@ -24,7 +24,7 @@ def add_parsers(sub) -> None:
 
 def run(args) -> int:
     from model.scenario import Scenario
-    sc = Scenario.from_toml(args.scenario) if args.scenario else Scenario.default()
+    sc = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
     sc = sc.with_overrides(args.sets)
     origin = args.scenario or "the embedded default"
     if args.sets:

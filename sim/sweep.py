@@ -41,7 +41,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from model.errors import InputError
+from model.errors import InputError, at_least
 from model.prediction import Prediction
 from model.profile import Profile
 from model.safe_io import REPORT_TYPES, atomic_write, output_type, read_csv, write_text
@@ -502,7 +502,7 @@ def add_parser(sub) -> None:
                         "key, an optional id column, an empty cell for the base value")
     p.add_argument("--zip", action="store_true",
                    help="take the i-th value of every key together instead of every combination")
-    p.add_argument("--baseline", type=int, default=1, metavar="N",
+    p.add_argument("--baseline", type=at_least(1, int), default=1, metavar="N",
                    help="row compared against (1-based; default 1)")
     p.add_argument("--profile", metavar="NAME|FILE.toml", help="calibrated profile "
                    "(default: embedded 'tofino-testbed')")
@@ -514,7 +514,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from .cli import DEFAULT_PROFILE, check_outputs
-    base = Scenario.from_toml(args.scenario) if args.scenario else Scenario.default()
+    base = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
     axes = parse_axes(args.sets)
     if args.plan and (axes or args.zip):
         raise InputError("a plan lists its configurations itself; give --plan or --set "
@@ -525,7 +525,7 @@ def run(args) -> int:
     # a wrong extension, a missing folder, or --out naming the plan: before any work
     check_outputs(args, out_types=REPORT_TYPES)
     plan = read_plan(args.plan, base) if args.plan else None     # all rows checked first
-    profile = Profile.load(args.profile or DEFAULT_PROFILE)
+    profile = Profile.load(DEFAULT_PROFILE if args.profile is None else args.profile)
     if plan is not None:
         res = run_plan(plan, profile, baseline=args.baseline, intervals=args.intervals)
     else:

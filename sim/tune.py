@@ -30,7 +30,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from model.errors import InputError
+from model.errors import InputError, at_least
 from model.profile import Profile
 from model.scenario import SECTIONS, Scenario, parse_value, resolve_key
 
@@ -453,11 +453,11 @@ def add_parser(sub) -> None:
                    help="what may change: a numeric range or a set of values (repeatable)")
     p.add_argument("--objective", choices=("throughput", "latency"), default="throughput",
                    help="maximise throughput (default) or minimise client latency")
-    p.add_argument("--max-latency-us", type=float, metavar="N",
+    p.add_argument("--max-latency-us", type=at_least(0, exclusive=True), metavar="N",
                    help="only configurations whose mean client latency is at most N us")
-    p.add_argument("--generations", type=int, default=12, metavar="N",
+    p.add_argument("--generations", type=at_least(1, int), default=12, metavar="N",
                    help="at most N generations of the search (default 12)")
-    p.add_argument("--seed", type=int, default=1, help="random seed of the search")
+    p.add_argument("--seed", type=at_least(0, int), default=1, help="random seed of the search")
     p.add_argument("--profile", metavar="NAME|FILE.toml",
                    help="calibrated profile (default: embedded 'tofino-testbed')")
     p.add_argument("--out", metavar="FILE.html|.json|.csv",

@@ -18,6 +18,8 @@ import json
 import math
 import sys
 
+from model.errors import at_least
+
 
 def add_parsers(sub) -> None:
     w = sub.add_parser("workload", help="workload alone: hit ratio, per-server shares, normalized throughput")
@@ -32,7 +34,7 @@ def add_parsers(sub) -> None:
                      help="measured per-server load ratios and hit ratio (TOML, or FarReach's "
                           "client statistics JSON)")
     src.add_argument("--trace", metavar="FILE", help="key trace: one request per line")
-    w.add_argument("--hot-records", type=int, default=10_000, metavar="N",
+    w.add_argument("--hot-records", type=at_least(1, int), default=10_000, metavar="N",
                    help="keys per server counted in the hot fractions (default 10000)")
     w.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -54,7 +56,7 @@ def run(args) -> int:
         return _fit(args)
     from model import workload
     from model.scenario import Scenario
-    sc = Scenario.from_toml(args.scenario) if args.scenario else Scenario.default()
+    sc = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
     sc = sc.with_overrides(args.sets)
     if args.hot_records < 1:
         raise InputError("must be at least 1", field="--hot-records")
@@ -128,6 +130,10 @@ def _fit(args) -> int:
         raise InputError("give at least one runs CSV", field="--runs")
     if not 0 <= args.theta <= 5:
         raise InputError("must be within [0, 5]", field="--theta")
+    if args.out is not None:
+        from model.safe_io import output_path, output_type
+        output_type(args.out, (".toml",))
+        output_path(args.out, "--out", args.runs)
     obs = wf.read_observations(args.runs)
     kw = dict(partition=args.partition)
     main = wf.fit(obs, theta=args.theta, fit_on=args.fit_on, **kw)
@@ -141,8 +147,8 @@ def _fit(args) -> int:
         + ([f"--out {args.out}"] if args.out else []))
     if args.out:
         text = wf.profile_toml(main, command=command, runs=list(args.runs), cross=cross)
-        with open(args.out, "w") as fh:
-            fh.write(text)
+        from model.safe_io import write_text
+        write_text(args.out, text)
         print(f"profile written to {args.out}", file=sys.stderr)
 
     def rows(r):

@@ -367,7 +367,10 @@ def test_ctrl_c_keeps_the_table_and_exits_130(tmp_path, capsys, monkeypatch):
 # ---------------------------------------------------------------------------
 
 def _fails(argv, capsys, *names):
-    rc = cli.main(["knobs", *argv, "--no-progress"])
+    try:
+        rc = cli.main(["knobs", *argv, "--no-progress"])
+    except SystemExit as exc:       # refused by the argument parser
+        rc = exc.code
     err = capsys.readouterr().err
     assert rc == 2, err
     assert "Traceback" not in err

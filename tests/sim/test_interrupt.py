@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from sim import cli
 from sim.progress import Interrupted, partial_text, wanted
 
@@ -317,9 +319,10 @@ def test_batch_in_worker_processes_matches_one_process(tmp_path):
 
 
 def test_batch_jobs_must_be_positive(tmp_path, capsys):
-    rc = cli.main(["predict", "--runs", str(ROOT / "examples" / "runs.csv"), "--out",
-                   str(tmp_path / "p.csv"), "--jobs", "0"])
-    assert rc == 2 and "--jobs" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:      # refused by the argument parser
+        cli.main(["predict", "--runs", str(ROOT / "examples" / "runs.csv"), "--out",
+                  str(tmp_path / "p.csv"), "--jobs", "0"])
+    assert exc.value.code == 2 and "--jobs" in capsys.readouterr().err
     assert not (tmp_path / "p.csv").exists()
 
 

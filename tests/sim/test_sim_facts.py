@@ -58,5 +58,7 @@ def test_more_data_makes_throughput_decay(profile):
     f = facts.data_decay(profile.with_values({"txn_commit_us": 0.0, "client_cpu_us": 0.0},
                                              source="test"),
                          seconds=4.0)
-    assert f["decay_100M"] > 0.02
+    # seed 1 of 4 simulated seconds; over seeds 1-8 the 100M decay is 0.021 +- 0.003
+    # (mean +- sd), so 0.01 is a direction check with a margin over the noise
+    assert f["decay_100M"] > 0.01
     assert f["decay_100M"] > f["decay_10M"] + 0.01
