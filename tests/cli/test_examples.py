@@ -16,7 +16,7 @@ from sim import cli
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 # options whose value is a file the command writes
-OUTPUT_OPTIONS = {"--out", "--html", "--timeline"}
+OUTPUT_OPTIONS = {"--out", "--html", "--timeline", "--csv"}
 FILE_SUFFIXES = (".toml", ".csv", ".txt", ".json", ".py", ".sh", ".log", ".out", ".ipynb", ".html")
 
 
