@@ -34,6 +34,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from model.errors import ArgumentParser, InputError, run_command
+from model.safe_io import output_path
 from model.profile import Param, Profile
 from model.uncertainty import fitted_uncertainty
 
@@ -226,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         names = sorted(_systems()) if args.all else args.system
         if not names:
             raise InputError("give --system NAME or --all", field="--system")
+        if not Path(args.data).is_dir():
+            raise InputError("not a folder of reference CSVs", source=args.data, field="--data")
+        if not args.print:       # every profile's path checked before the first fit
+            for name in names:
+                output_path(Path(args.out_dir) / f"{name}.toml", "--out-dir")
         for name in names:
             if name not in _systems():
                 raise InputError(f"unknown system {name!r}; known: {', '.join(sorted(_systems()))}",

@@ -101,14 +101,15 @@ def _build(args) -> int:
 def _check(args) -> int:
     from .browser import BrowserError, check_report, find_chromium
 
-    path = Path(args.report)
-    if not path.is_file():
-        raise InputError("report not found", source=str(path))
+    from model.safe_io import input_path, output_path, output_type
+    path = input_path(args.report, "report", field="REPORT")
+    shot = Path(args.screenshot) if args.screenshot else path.with_suffix(".png")
+    output_type(shot, (".png",), "--screenshot")
+    output_path(shot, "--screenshot", [path])
     exe = args.chromium or find_chromium()
     if exe is None:
         print("error: no Chromium found (set $CHROMIUM or install chromium)", file=sys.stderr)
         return 1
-    shot = Path(args.screenshot) if args.screenshot else path.with_suffix(".png")
     try:
         res = check_report(path, screenshot=shot, chromium=exe, timeout=args.timeout)
     except BrowserError as exc:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.errors import ArgumentParser, at_least
+from model.errors import ArgumentParser, InputError, at_least, run_command
 from model.prediction import Prediction
 from model.profile import Profile
 from model.rack import compile_rack
@@ -151,19 +151,26 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=at_least(0, exclusive=True), default=3.0, help="simulated seconds per regime")
     ap.add_argument("--profile", default="tofino-testbed")
     args = ap.parse_args(argv)
-    pf = Profile.load(args.profile)
-    all_regimes = regimes()
-    names = args.names or list(all_regimes)
-    print(f"{'regime':44} {'analytic':>9} {'sim':>9} {'diff':>6}   {'wait diff':>9} "
-          f"{'proc diff':>9}   (MOPS; worst busy worker)")
-    for nm in names:
-        if nm not in all_regimes:
-            raise SystemExit(f"error: unknown regime {nm!r}; known: {', '.join(all_regimes)}")
-        c = compare(nm, pf, seconds=args.seconds, scenario=all_regimes[nm])
-        print(f"{nm:44} {c.analytic.throughput_mops:9.4f} {c.sim_throughput:9.4f} "
-              f"{100 * c.throughput_diff:5.1f}%   {100 * c.server_diff('wait_us'):8.1f}% "
-              f"{100 * c.server_diff('process_us'):8.1f}%", flush=True)
-    return 0
+
+    def action() -> int:
+        pf = Profile.load(args.profile)
+        all_regimes = regimes()
+        names = args.names or list(all_regimes)
+        unknown = [nm for nm in names if nm not in all_regimes]
+        if unknown:
+            raise InputError("unknown regime; without names python -m sim.parity runs (and "
+                             "names) every regime",
+                             field=unknown[0])
+        print(f"{'regime':44} {'analytic':>9} {'sim':>9} {'diff':>6}   {'wait diff':>9} "
+              f"{'proc diff':>9}   (MOPS; worst busy worker)")
+        for nm in names:
+            c = compare(nm, pf, seconds=args.seconds, scenario=all_regimes[nm])
+            print(f"{nm:44} {c.analytic.throughput_mops:9.4f} {c.sim_throughput:9.4f} "
+                  f"{100 * c.throughput_diff:5.1f}%   {100 * c.server_diff('wait_us'):8.1f}% "
+                  f"{100 * c.server_diff('process_us'):8.1f}%", flush=True)
+        return 0
+
+    return run_command(action)
 
 
 if __name__ == "__main__":

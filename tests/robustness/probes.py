@@ -167,6 +167,10 @@ def _main(command: str) -> Callable[[list[str]], int]:
         from reports.systems import main
     elif command == "sim.facts":
         from sim.facts import main
+    elif command == "sim.parity":
+        from sim.parity import main
+    elif command == "calibrate.systems_fit":
+        from calibrate.systems_fit import main
     else:
         raise ValueError(command)
     return main
@@ -546,10 +550,38 @@ def issue_probes() -> list[Probe]:
     ]
 
 
+def other_probes() -> list[Probe]:
+    """The smaller command lines: reports check, the systems' fit, parity."""
+    out = []
+    for defect, path in (("missing", "{d}/absent.html"), ("folder", "{d}/folder.toml"),
+                         ("fifo", "{d}/fifo.csv"), ("device", "/dev/zero"), ("empty", "")):
+        out.append(Probe(f"check-report:{defect}", "reports", ("check", path),
+                         (path.replace("{d}/", "") or "report", "REPORT", "report")))
+    for cid, shot in (("over-input", "{d}/page.png"), ("missing-folder", "{d}/nowhere/s.png"),
+                      ("wrong-type", "{d}/out/s.html"), ("folder", "{d}/out")):
+        out.append(Probe(f"check-screenshot:{cid}", "reports",
+                         ("check", "{d}/page.png" if cid == "over-input" else "{d}/page.html",
+                          "--screenshot", shot), ("--screenshot",),
+                         (("page.html", b"<html></html>"), ("page.png", b"png"))))
+    out += [
+        Probe("systems-fit:unknown", "calibrate.systems_fit", ("--system", "nope", "--print"), ("--system",)),
+        Probe("systems-fit:data-missing", "calibrate.systems_fit", ("--system", "runtimes", "--data", "{d}/absent"), ("--data",)),
+        Probe("systems-fit:data-file", "calibrate.systems_fit", ("--system", "runtimes", "--data", "{d}/runs.csv"), ("--data",)),
+        Probe("systems-fit:out-missing", "calibrate.systems_fit", ("--system", "runtimes", "--out-dir", "{d}/absent"), ("--out-dir",)),
+        Probe("systems-fit:out-proc", "calibrate.systems_fit", ("--system", "runtimes", "--out-dir", "/proc"), ("--out-dir",)),
+        Probe("systems-fit:empty", "calibrate.systems_fit", ("--system", ""), ("--system",)),
+    ]
+    for vid, value in NUMBER_VALUES.items():
+        out.append(Probe(f"parity-seconds:{vid}", "sim.parity", ("--seconds", value), ("--seconds",)))
+    out.append(Probe("parity-profile:missing", "sim.parity", ("--profile", "{d}/absent.toml"), ("absent.toml",)))
+    out.append(Probe("parity-regime:unknown", "sim.parity", ("no such regime",), ("no such regime",)))
+    return out
+
+
 def catalog() -> list[Probe]:
     """The fixed probes CI replays."""
     probes = (issue_probes() + file_probes() + set_probes() + number_probes()
-              + output_probes())
+              + output_probes() + other_probes())
     ids = [p.id for p in probes]
     dup = {i for i in ids if ids.count(i) > 1}
     assert not dup, dup
