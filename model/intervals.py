@@ -145,6 +145,23 @@ def predict_with_intervals(scenarios: Sequence[Any], profile: Profile, z: float 
     return out
 
 
+def predict_one(scenario: Any, profile: Profile, intervals: bool = True,
+                progress: Callable[[int, int], None] | None = None) -> Any:
+    """One scenario's analytic prediction; with ``intervals`` its
+    ``details["throughput_interval"]`` (``{lo_mops, hi_mops, level}``) is set
+    where the profile carries an uncertainty: what ``python -m sim predict``
+    prints and what the API returns, from this one place."""
+    if not intervals:
+        from .solvers import predict
+        return predict(scenario, profile)
+    ip = predict_with_intervals([scenario], profile, progress=progress)[0]
+    pred = ip.prediction
+    if ip.mops_lo is not None:
+        pred.details["throughput_interval"] = {"lo_mops": ip.mops_lo, "hi_mops": ip.mops_hi,
+                                               "level": ip.level}
+    return pred
+
+
 def throughput_interval(centre_mops: float, at_points: Sequence[float], profile: Profile,
                         kind: str = "farreach_runs", z: float = Z90) -> dict[str, float] | None:
     """``{lo_mops, hi_mops, level}``: the interval of a throughput (MOPS) from

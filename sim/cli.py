@@ -173,7 +173,7 @@ def _predict(args) -> int:
         pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
                         progress=wanted(args.progress, json=args.json))
     elif args.intervals:
-        from model.intervals import predict_with_intervals
+        from model.intervals import predict_one
         from .progress import bar
         # the centre and every sigma point: seconds to a minute where workers
         # can collapse (a short timeout), each with its own chain of states
@@ -182,11 +182,7 @@ def _predict(args) -> int:
             def moved(done: int, total: int) -> None:
                 b.total, b.n = total, done
                 b.refresh()
-            ip = predict_with_intervals([sc], profile, progress=moved)[0]
-        pred = ip.prediction
-        if ip.mops_lo is not None:
-            pred.details["throughput_interval"] = {"lo_mops": ip.mops_lo, "hi_mops": ip.mops_hi,
-                                                   "level": ip.level}
+            pred = predict_one(sc, profile, progress=moved)
     else:
         from model.solvers import predict
         pred = predict(sc, profile)

@@ -82,3 +82,19 @@ def test_rotation_from_a_notebook():
     assert r.to_dict()["measure"] == "rotation" and r.to_dict()["units"]["throughput_mops"] == "MOPS"
     with pytest.raises(kvperf.InputError, match="servers.count"):
         kvperf.rotation(servers=1, intervals=False)
+
+
+def test_api_prediction_carries_the_cli_interval(capsys):
+    # the notebook and the command line give the same 90 % interval (issue 44)
+    import json
+
+    import kvperf
+    from sim import cli
+    api = kvperf.predict(servers=4, clients=64)
+    assert cli.main(["predict", "--set", "servers=4", "--set", "clients=64", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    iv = api.details["throughput_interval"]
+    assert iv is not None and iv["lo_mops"] < api.throughput_mops < iv["hi_mops"]
+    assert iv == shown["details"]["throughput_interval"]
+    assert kvperf.predict(servers=4, clients=64, intervals=False).details.get(
+        "throughput_interval") is None
