@@ -39,6 +39,9 @@ def _common(p: argparse.ArgumentParser) -> None:
                    help=f"calibrated profile (default: embedded {DEFAULT_PROFILE!r})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--html", metavar="OUT.html", help="also write an HTML report")
+    p.add_argument("--list-profiles", action="store_true",
+                   help="list the embedded profiles (name, what they model, the run kinds "
+                        "that use them, how they were fitted) and exit")
     add_flag(p)
 
 
@@ -121,7 +124,28 @@ def main(argv: list[str] | None = None) -> int:
         import importlib
         mod = importlib.import_module(f"{__package__}.{_OWN_PARSERS[args.command][0]}")
         return run_command(lambda: mod.run(args))
+    if args.list_profiles:
+        return run_command(list_profiles)
     return run_command(lambda: _predict(args) if args.command == "predict" else _simulate(args))
+
+
+def list_profiles() -> int:
+    """``--list-profiles``: every embedded profile, one paragraph each."""
+    from model.kinds import KINDS
+    from model.profile import embedded_profiles
+    for name in embedded_profiles():
+        meta = Profile.load(name).meta
+        kinds = sorted(k.name for k in KINDS.values() if k.profile == name)
+        default = "  (the default)" if name == DEFAULT_PROFILE else ""
+        runs = meta.get("runs") or meta.get("runs_files")
+        what = meta.get("description") or ("the rack model of docs/model.md"
+                                           + (f", fitted to {', '.join(runs) if isinstance(runs, list) else runs}" if runs else ""))
+        print(f"{name}{default}: {what}")
+        print(f"  {len(Profile.load(name).params)} parameters; predicts the run kinds: "
+              f"{', '.join(kinds) or '-'}")
+        if meta.get("fitted_by"):
+            print(f"  fitted by: {meta['fitted_by']}")
+    return 0
 
 
 def check_outputs(args, out_types: Sequence[str] | None = None) -> None:

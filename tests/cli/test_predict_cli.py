@@ -116,3 +116,15 @@ def test_run_kinds_load_without_scipy_optimize():
     code = ("import sys, model.kinds; "
             "sys.exit(1 if 'scipy.optimize' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+def test_list_profiles(capsys):
+    # every embedded profile, the kinds it predicts and its fitting command (issue 44)
+    from model.profile import embedded_profiles
+    from sim import cli
+    assert cli.main(["predict", "--list-profiles"]) == 0
+    out = capsys.readouterr().out
+    for name in embedded_profiles():
+        assert f"\n{name}" in "\n" + out
+    assert "tofino-testbed  (the default)" in out and "farreach_runs" in out
+    assert "python -m calibrate fit" in out
