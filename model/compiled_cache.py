@@ -30,3 +30,11 @@ def compiled_cache_dir(prefix: str, sources: Iterable[str | os.PathLike]) -> str
     if base == "off":
         base = default
     return os.path.join(base, f"{prefix}-{digest.hexdigest()[:16]}")
+
+
+def is_compiled(cache_dir: str) -> bool:
+    """Does ``cache_dir`` hold compiled code (numba's ``.nbi`` index files)?
+    False before the first run of a checkout, or after a source changed: the
+    next call compiles (tens of seconds), which a command says before it
+    starts so that it does not look hung."""
+    return any(Path(cache_dir).rglob("*.nbi"))

@@ -198,7 +198,9 @@ def _predict(args) -> int:
                         progress=wanted(args.progress, json=args.json))
     elif args.intervals:
         from model.intervals import predict_one
-        from .progress import bar
+        from .progress import bar, note_compiling
+        if wanted(args.progress, json=args.json):
+            note_compiling("analytic")
         # the centre and every sigma point: seconds to a minute where workers
         # can collapse (a short timeout), each with its own chain of states
         with bar(1, "predicting (centre and sigma points)", "rack",

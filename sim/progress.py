@@ -85,3 +85,21 @@ class Interrupted(KeyboardInterrupt):
         self.done, self.total, self.unit = done, total, unit
         text = partial_text(done, total, unit) + (f"; {note}" if note else "")
         super().__init__(text)
+
+
+def note_compiling(engine: str) -> None:
+    """Say on stderr, before the first call of a compiled engine in a
+    checkout, that it is compiling: ``analytic`` (the solver, about 30 s) or
+    ``sim`` (the simulator's kernel, about 30 s); nothing once it is cached."""
+    import sys
+
+    from model.compiled_cache import is_compiled
+    if engine == "analytic":
+        from model.solvers._jit import cache_dir
+        what = "the analytic solver"
+    else:
+        from .fast_kernel import cache_dir
+        what = "the simulator's kernel"
+    if not is_compiled(cache_dir()):
+        print(f"compiling {what} (the first run of this checkout, about 30 s; later runs "
+              "reuse it)", file=sys.stderr, flush=True)

@@ -65,7 +65,7 @@ from model.scenario import Scenario
 from . import counters
 from .config import SimConfig, rack_config
 from .dynamics import RackDynamics, initial_load
-from .progress import bar as pbar, wanted
+from .progress import bar as pbar, note_compiling, wanted
 
 __all__ = ["FastSimulator", "SimpySimulator", "SimResult", "run_config", "simulate",
            "write_timeline", "interrupted_after", "hist_edges_us"]
@@ -130,6 +130,8 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
     totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
     totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
     timeline: list[dict] = []
+    if progress and engine == "fast":
+        note_compiling("sim")        # else the bar sits at 0 % for half a minute
     bar = pbar(round(seconds, 6), f"simulating ({engine})", "sim-s", progress) if progress else None
     t0 = time.perf_counter()
     interrupted = False

@@ -68,3 +68,22 @@ def test_the_fast_engine_builds_nothing_of_the_simpy_engine(profile):
         print(json.dumps(sorted(m for m in sys.modules if m == "simpy" or "engine_simpy" in m)))
     """)
     assert loaded == []
+
+
+def test_a_cold_cache_is_announced(tmp_path, monkeypatch, capsys):
+    # the first run of a checkout compiles for about 30 s: said before the bar
+    # starts (issue 44), and not once the compiled code is there
+    import model.solvers._jit as jit
+    import sim.fast_kernel as kernel
+    from sim.progress import note_compiling
+    for engine, module, what in (("sim", kernel, "simulator"), ("analytic", jit, "analytic")):
+        cold = tmp_path / engine
+        cold.mkdir()
+        monkeypatch.setattr(module, "cache_dir", lambda d=cold: str(d))
+        note_compiling(engine)
+        err = capsys.readouterr().err
+        assert "compiling" in err and what in err
+        (cold / "sub").mkdir()
+        (cold / "sub" / "f.run-1.py311.nbi").write_bytes(b"")
+        note_compiling(engine)
+        assert capsys.readouterr().err == ""
