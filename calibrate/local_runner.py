@@ -23,6 +23,7 @@ import datetime as _dt
 import os
 import resource
 import shutil
+import sys
 import time
 from typing import Any, Callable, Iterable, Mapping
 
@@ -76,15 +77,25 @@ def external_cores(before: tuple, after: tuple) -> float:
     return max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall)
 
 
-def wait_quiet(below: float = 0.5, timeout_s: float = 30.0, window_s: float = 0.5) -> float:
-    """Wait (up to timeout_s) until other processes use fewer than ``below`` cores."""
+def wait_quiet(below: float = 0.5, timeout_s: float = 30.0, window_s: float = 0.5,
+               say: Callable[[str], None] | None = None) -> float:
+    """Wait (up to timeout_s) until other processes use fewer than ``below`` cores.
+
+    ``say`` is told once when the machine is not quiet at the first look, so
+    a wait of many seconds is not silent."""
     deadline = time.monotonic() + timeout_s
+    told = False
     while True:
         a = _cpu_snapshot()
         time.sleep(window_s)
         ext = external_cores(a, _cpu_snapshot())
         if not ext >= below or time.monotonic() > deadline:   # NaN (no /proc) counts as quiet
             return ext
+        if say is not None and not told:
+            told = True
+            say(f"waiting for a quiet machine: other processes use {ext:.1f} cores, a run "
+                f"starts below {below:g} (or after {timeout_s:g} s; --quiet-below, "
+                "--quiet-timeout)")
 
 
 def native_run(config: Mapping[str, Any], quiet_below: float | None = 0.5,
@@ -98,7 +109,8 @@ def native_run(config: Mapping[str, Any], quiet_below: float | None = 0.5,
     """
     native = require_native()
     if quiet_below is not None:
-        wait_quiet(quiet_below, quiet_timeout_s)
+        wait_quiet(quiet_below, quiet_timeout_s,
+                   say=lambda text: print(text, file=sys.stderr, flush=True))
     datadir = scratch_dir(SCRATCH_PREFIX)
     try:
         sopts = native.ServerOptions(

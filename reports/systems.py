@@ -745,12 +745,33 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"cross-validation grouping shown (default {DEFAULT_CV}; 'none' for none)")
     args = ap.parse_args(argv)
     def action() -> None:
+        import time
+
+        from model.safe_io import output_path
         prof = Profile.load(args.profile) if args.profile is not None else None
-        for name in args.system or sorted(SYSTEMS):
+        names = args.system or sorted(SYSTEMS)
+        for name in names:
             _system(name)
+        # every input and output before any work: the folder is made if its
+        # parent exists (as mkdir would), and each page's path must be writable
+        out_dir = Path(args.out)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError("this is a file; --out takes a folder", source=args.out,
+                             field="--out")
+        if not out_dir.exists():
+            output_path(out_dir, "--out")
+            out_dir.mkdir()
+        for name in names:
+            output_path(out_dir / f"{name}.html", "--out")
+        for i, name in enumerate(names, 1):
+            # each page refits the system once per cross-validation fold: 5-20 s
+            print(f"[{i}/{len(names)}] {name}: predicting every row and cross-validating "
+                  f"({args.cv if args.cv != 'none' else 'no cv'}) ...", file=sys.stderr, flush=True)
+            t0 = time.perf_counter()
             out = write_system_report(name, Path(args.out) / f"{name}.html", prof,
                                       cv=None if args.cv == "none" else args.cv)
-            print(f"wrote {out}", file=sys.stderr)
+            print(f"[{i}/{len(names)}] wrote {out} in {time.perf_counter() - t0:.0f} s",
+                  file=sys.stderr, flush=True)
 
     return run_command(action)
 

@@ -108,3 +108,18 @@ def test_local_runs_are_predicted_without_a_seq_check_they_never_had():
     with pytest.raises(InputError) as err:
         local_scenario(dict(row, seq_check="sometimes"))
     assert err.value.field == "seq_check"
+
+
+def test_a_wait_for_a_quiet_machine_is_said(monkeypatch):
+    # calibrate run waits for other processes to calm down: said once, not silent (issue 44)
+    from calibrate import local_runner as lr
+    busy = iter([2.0, 2.0, 0.1])
+    monkeypatch.setattr(lr, "external_cores", lambda a, b: next(busy))
+    said = []
+    ext = lr.wait_quiet(below=0.5, timeout_s=30.0, window_s=0.0, say=said.append)
+    assert ext == 0.1 and len(said) == 1
+    assert "2.0 cores" in said[0] and "--quiet-below" in said[0]
+    said.clear()
+    busy = iter([0.1])
+    lr.wait_quiet(below=0.5, timeout_s=30.0, window_s=0.0, say=said.append)
+    assert said == []

@@ -250,3 +250,18 @@ def test_system_page_renders_in_chromium(built, tmp_path):
     assert res.distinct_colours >= 100 and res.ink_fraction >= 0.05
     assert res.ok
     assert res.extra["title"] == "System report: runtimes"
+
+
+def test_progress_and_output_folder(tmp_path, capsys):
+    # one line per system before its refits and one after (issue 44); the
+    # folder is made when its parent exists, and a file there is refused
+    from reports.systems import main
+    assert main(["--out", str(tmp_path / "pages"), "--system", "morphling-c", "--cv", "none"]) == 0
+    err = capsys.readouterr().err
+    assert "[1/1] morphling-c: predicting" in err and "[1/1] wrote" in err
+    assert (tmp_path / "pages" / "morphling-c.html").is_file()
+    (tmp_path / "f").write_text("x")
+    assert main(["--out", str(tmp_path / "f"), "--system", "morphling-c"]) == 2
+    assert (tmp_path / "f").read_text() == "x"
+    assert main(["--out", str(tmp_path / "no" / "pages"), "--system", "morphling-c"]) == 2
+    assert not (tmp_path / "no").exists()
