@@ -77,7 +77,19 @@ TIMEOUTS = 30
 MIN_SECONDS = 2.0
 MAX_SECONDS = 1e5
 CHUNKS = 40
+#: a simulation this noisy (relative standard error of its throughput) runs on
+#: where the wall budget allows, up to EXTEND times its planned horizon
+TARGET_SE = 0.03
+EXTEND = 16.0
 WARMUP = 0.1
+
+#: a simulation noisier than this (relative standard error of its throughput)
+#: cannot judge a 10 % difference: inconclusive
+NOISY_SE = 0.10
+#: the analytic write-stop share from which an unreachable stop makes it inconclusive
+LSM_STOP = 0.01
+#: seconds kept back from the limit for the fork and the answer's way back
+HARD_MARGIN_S = 0.3
 
 SPACES = {"fast": FAST, "full": FULL}
 
@@ -130,6 +142,7 @@ class SimInfo:
     window_s: float = 0.0           # the statistics window
     rel_se: float = math.nan        # batch-means standard error of throughput, relative
     capped: bool = False            # the wall-time budget shortened the horizon
+    extended: int = 0               # doublings of the horizon to bring the noise down
     chunk_mops: list = field(default_factory=list)
 
 
@@ -167,10 +180,27 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
     # allows at the speed of the latest chunk (the first chunk touches the
     # queues' memory, and a rack whose threads soon sleep out timeouts runs
     # slower at first than later), never below what has been run
-    first = min(0.02, 2000.0 / (x_a * 1e6)) if x_a > 0 else 0.02   # about 2,000 requests
-    step = min(H / CHUNKS, max(1e-3, first, 1e-3 * H)) * 1e6
+    # a tiny first chunk (about 2,000 requests, at most 20 ms: its wall time
+    # is the first estimate of the speed), then steps that reach the horizon
+    # in CHUNKS chunks
+    first = min(0.02, 2000.0 / (x_a * 1e6)) if x_a > 0 else 0.02
+    step = min(H / CHUNKS, max(1e-3, first)) * 1e6
+    target = H                        # the horizon wanted (planned, or extended)
     while t_us < H * 1e6 - 1e-6:
         nxt = min(H * 1e6, t_us + step)
+        if not fixed and nxt >= H * 1e6 - 1e-6 and len(chunks) >= CHUNKS // 2:
+            # the last chunk is next: where the simulation is still too noisy
+            # to measure its own mean and the wall budget allows it, run on
+            # (the horizon doubles, at most EXTEND times the plan)
+            se = _rel_se(chunks, _warm_s(spec, x_a, H), H)
+            spent = time.perf_counter() - t0
+            if (not (se <= TARGET_SE) and H < EXTEND * info.planned_s
+                    and spent * 1.1 < wall_s - spent):
+                H *= 2.0
+                target = H
+                dyn.data_scale = _whole_run_scale(spec, H, x0)
+                info.extended += 1
+                nxt = min(H * 1e6, t_us + step)
         w0 = time.perf_counter()
         c = eng.run_until(nxt)
         if nxt < H * 1e6 - 1e-6:
@@ -190,18 +220,20 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
         t_us = nxt
         left = wall_s - (time.perf_counter() - t0)
         if not fixed:
+            # unless --seconds fixes it, the horizon shrinks to what the wall
+            # budget allows at the speed of the latest chunk, never below what
+            # has been run (the first chunk touches the queues' memory, and a
+            # rack whose threads soon sleep out timeouts runs slower at first)
             reach = t_us / 1e6 + max(left, 0.0) / max(rate, 1e-12)
-            H_new = max(min(info.planned_s, reach), t_us / 1e6)
+            H_new = max(min(target, reach), t_us / 1e6)
             if H_new != H:
                 H = H_new
                 dyn.data_scale = _whole_run_scale(spec, H, x0)
-        step = max((H * 1e6 - t_us) / max(1, CHUNKS - len(chunks)), 1.0)
+        if not info.extended:
+            step = max((H * 1e6 - t_us) / max(1, CHUNKS - len(chunks)), 1.0)
+        # (once extended, the chunks keep their length: more of them)
     info.capped = H < info.planned_s * (1 - 1e-9)
-    # the warm-up: a tenth of the horizon, and where timeouts matter two of
-    # them (no timer fires before one has passed), up to 30 % of the horizon
-    warm_s = WARMUP * H
-    if _timeouts_matter(spec, x_a):
-        warm_s = max(warm_s, min(2.0 * spec.clients.timeout_us / 1e6, 0.3 * H))
+    warm_s = _warm_s(spec, x_a, H)
     totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
     totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
     totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
@@ -221,10 +253,85 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
     pred = _prediction(res, cfg, spec, dyn.data_scale)
     info.seconds = t_us / 1e6
     info.window_s = span_stat / 1e6
-    xs = np.asarray(info.chunk_mops)
-    if len(xs) >= 4 and xs.mean() > 0:
-        info.rel_se = float(xs.std(ddof=1) / math.sqrt(len(xs)) / xs.mean())
+    info.rel_se = _rel_se(chunks, warm_s, H)
     return pred, info
+
+
+def _warm_s(spec: RackSpec, x_a: float, H: float) -> float:
+    """The warm-up of a horizon of ``H`` s: a tenth of it, and where timeouts
+    matter two of them (no timer fires before one has passed), up to 30 %."""
+    warm_s = WARMUP * H
+    if _timeouts_matter(spec, x_a):
+        warm_s = max(warm_s, min(2.0 * spec.clients.timeout_us / 1e6, 0.3 * H))
+    return warm_s
+
+
+def _rel_se(chunks, warm_s: float, H: float) -> float:
+    """Batch-means relative standard error of the throughput over the
+    statistics chunks (NaN with fewer than 4; 0 when none completes anything:
+    a window with no completion at all measures zero exactly)."""
+    xs = np.asarray([c["done"] / (b - a) for a, b, c in chunks
+                     if (a >= warm_s * 1e6 - 1e-6 or b >= H * 1e6 - 1e-6) and b > a])
+    if len(xs) < 4:
+        return math.nan
+    if xs.mean() <= 0:
+        return 0.0
+    return float(xs.std(ddof=1) / math.sqrt(len(xs)) / xs.mean())
+
+
+def _child(conn, spec, analytic, seed, seconds, wall_s) -> None:
+    try:
+        conn.send(("ok",) + simulate_for_check(spec, analytic, seed=seed, seconds=seconds,
+                                               wall_s=wall_s))
+    except InputError as exc:
+        conn.send(("refused", exc.detail, exc.field))
+    except BaseException as exc:                   # noqa: BLE001 - reported to the parent
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def simulate_bounded(spec: RackSpec, analytic: Prediction, seed: int = 1,
+                     seconds: float | None = None, wall_s: float = SIM_WALL_S,
+                     hard_s: float = LIMIT_S) -> tuple[Prediction, SimInfo] | None:
+    """:func:`simulate_for_check` in a forked child that is killed after
+    ``hard_s`` wall seconds: None then (the rack is too slow to simulate to
+    a meaningful horizon here). The budget within the simulation
+    (``wall_s``) shortens the horizon from the speed of its chunks, but one
+    chunk of a huge rack -- the first packets of 100,000 threads, say -- can
+    take longer than the whole budget, and a compiled loop cannot be
+    interrupted in-process. Where ``fork`` is not available it runs
+    in-process, unbounded."""
+    import multiprocessing as mp
+    try:
+        ctx = mp.get_context("fork")
+    except ValueError:
+        return simulate_for_check(spec, analytic, seed=seed, seconds=seconds, wall_s=wall_s)
+    rd, wr = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(wr, spec, analytic, seed, seconds, wall_s),
+                       daemon=True)
+    proc.start()
+    wr.close()
+    try:
+        if not rd.poll(hard_s):
+            return None
+        try:
+            msg = rd.recv()
+        except EOFError:
+            raise RuntimeError(f"the simulation died (exit code {proc.exitcode})") from None
+    finally:
+        if proc.is_alive() and not rd.poll(0):
+            proc.kill()
+        proc.join(5.0)
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
+        rd.close()
+    if msg[0] == "refused":
+        raise InputError(msg[1], field=msg[2])
+    if msg[0] == "error":
+        raise RuntimeError(msg[1])
+    return msg[1], msg[2]
 
 
 # ---------------------------------------------------------------- the checks
@@ -274,6 +381,49 @@ def agree(xa: float, xs: float) -> bool:
     return lo > 0 and hi / lo <= AGREE
 
 
+def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: SimInfo) -> str:
+    """Why the simulation cannot measure the steady state the analytic answer
+    describes ("" when it can): not a disagreement of the models, and not an
+    agreement either.
+
+    ``noisy: ...``
+        the simulated throughput's own relative standard error (batch means
+        over its statistics chunks, after running on where the wall budget
+        allowed) is above the agreement tolerance, 10 %: the simulation
+        cannot tell a 10 % difference from its own noise;
+    ``lsm-transient: ...``
+        the analytic answer has writes stopped (at least 1 % of the time, by
+        the whole run's memtables: :func:`model.rack.lsm.cycle_stats`), but at
+        the simulated rate the simulation fills fewer than ``maxnum``
+        memtables on every stopping instance -- the stop is a state the run
+        is too short to reach (the simulator's data scale grows the data, not
+        the memtables).
+    """
+    if "no_goodput" in sim.details and "no_goodput" in analytic.details:
+        return ""
+    se = info.rel_se
+    if not (se <= NOISY_SE):
+        return (f"noisy: the simulated throughput's relative standard error is "
+                f"{'unknown (fewer than 4 statistics chunks)' if math.isnan(se) else f'{100 * se:.0f} %'}"
+                f" over {info.seconds:.3g} simulated s (at most {100 * NOISY_SE:.0f} % to judge)")
+    xa, xs = analytic.throughput_mops, sim.throughput_mops
+    stop = np.asarray(analytic.details.get("write_stop_fraction", []) or [], dtype=float)
+    fill = np.asarray(analytic.details.get("memtable_fill_s", []) or [], dtype=float)
+    if (analytic.stall_fraction >= LSM_STOP and xa > 0 and stop.size == fill.size
+            and stop.size > 0):
+        on = (stop > 0) & np.isfinite(fill) & (fill > 0)
+        if on.any():
+            filled = info.seconds * (max(xs, 0.0) / xa) / fill[on]
+            most = float(filled.max())
+            if most < spec.lsm.maxnum:
+                return (f"lsm-transient: the analytic answer has writes stopped "
+                        f"{100 * analytic.stall_fraction:.0f} % of the time, but at the simulated "
+                        f"rate the {info.seconds:.3g} s simulation fills at most {most:.3g} "
+                        f"memtables per instance, fewer than the {spec.lsm.maxnum} that stop "
+                        "writes")
+    return ""
+
+
 def caveat_names(pred: Prediction) -> list[str]:
     return [c["name"] for c in pred.details.get("caveats", []) or []]
 
@@ -312,19 +462,33 @@ def check_one(job) -> dict[str, Any]:
     ta = time.perf_counter() - t
     t = time.perf_counter()
     row: dict[str, Any] = {"index": idx}
+    base = {"caveats": ";".join(caveat_names(a)), "x_analytic": a.throughput_mops,
+            "x_sim": math.nan, "ratio": math.nan, "t_analytic_s": ta,
+            "slow": ta > limit, "nonfinite": "; ".join(nonfinite(a)),
+            "law": "; ".join(little(a, N)), "sim_s": 0.0, "sim_rel_se": math.nan,
+            "inconclusive": "", "servers": spec.servers, "threads": N}
     try:
-        s, info = simulate_for_check(spec, a, seed=seed, seconds=seconds, wall_s=wall_s)
+        got = simulate_bounded(spec, a, seed=seed, seconds=seconds, wall_s=wall_s,
+                               hard_s=max(limit - ta - HARD_MARGIN_S, 0.5))
     except InputError as exc:
         # the simulator refuses a rack too big for this machine's memory
         # (sim.fast.check_memory): nothing to compare with
-        row.update({"outcome": "refused", "caveats": ";".join(caveat_names(a)),
-                    "x_analytic": a.throughput_mops, "x_sim": math.nan, "ratio": math.nan,
-                    "t_analytic_s": ta, "t_sim_s": time.perf_counter() - t,
-                    "slow": ta > limit, "nonfinite": "; ".join(nonfinite(a)),
-                    "law": "; ".join(little(a, N)), "sim_s": 0.0, "sim_rel_se": math.nan,
+        row.update(base)
+        row.update({"outcome": "refused", "t_sim_s": time.perf_counter() - t,
                     "refused": str(exc)})
         row.update(_flat(sc))
         return row
+    if got is None:
+        # killed at the wall limit: one chunk of this rack takes longer than
+        # the budget, so no meaningful horizon can be simulated here
+        row.update(base)
+        row.update({"outcome": "too-slow", "t_sim_s": time.perf_counter() - t,
+                    "too_slow": f"{spec.servers:,} workers on {spec.placement.machines:,} "
+                                f"machines, {N:,} client threads: the simulation did not "
+                                f"finish within {limit:g} s"})
+        row.update(_flat(sc))
+        return row
+    s, info = got
     ts = time.perf_counter() - t
     xa, xs = a.throughput_mops, s.throughput_mops
     bad_a, bad_s = nonfinite(a), nonfinite(s)
@@ -334,6 +498,9 @@ def check_one(job) -> dict[str, Any]:
         outcome = "named" if caveats else "unnamed"
     else:
         outcome = "agree"
+    why = inconclusive(spec, a, s, info)
+    if why:
+        outcome = "inconclusive"
     ad, sd = a.details, s.details
     row.update({
         "outcome": outcome, "caveats": ";".join(caveats),
@@ -343,7 +510,8 @@ def check_one(job) -> dict[str, Any]:
         "nonfinite": "; ".join([f"analytic {m}" for m in bad_a] + [f"sim {m}" for m in bad_s]),
         "law": "; ".join([f"analytic {m}" for m in law_a] + [f"sim {m}" for m in law_s]),
         "sim_planned_s": info.planned_s, "sim_s": info.seconds, "sim_window_s": info.window_s,
-        "sim_rel_se": info.rel_se, "sim_capped": info.capped,
+        "sim_rel_se": info.rel_se, "sim_capped": info.capped, "sim_extended": info.extended,
+        "inconclusive": why, "servers": spec.servers, "threads": N,
         "sim_requests": sd.get("requests", 0),
         "a_latency_us": a.client.latency_us, "s_latency_us": s.client.latency_us,
         "s_latency_completed_us": sd.get("latency_completed_us", math.nan),
@@ -388,7 +556,8 @@ def _warm_once() -> None:
 
 
 # ---------------------------------------------------------------- the command
-COUNTS = ("nonfinite", "law", "slow", "agree", "named", "unnamed", "refused")
+COUNTS = ("nonfinite", "law", "slow", "agree", "named", "unnamed", "inconclusive",
+          "too-slow", "refused")
 
 
 def _tally(counts: dict, named_by: dict, row: dict) -> None:
@@ -409,6 +578,8 @@ def _line(k: int, n: int, row: dict, counts: dict) -> str:
                     " SLOW" if row["slow"] else ""])
     cav = f" [{row['caveats']}]" if row["caveats"] else ""
     so_far = " ".join(f"{c}={counts[c]}" for c in COUNTS)
+    if row.get("inconclusive"):
+        flag += f" ({row['inconclusive'].split(':')[0]})"
     return (f"{k:4d}/{n} #{row['index']:<4d} {row['outcome']:7s} analytic {xa:.4g} sim {xs:.4g} "
             f"MOPS ({diff}; sim {row['sim_s']:.3g} s, se {100 * row['sim_rel_se']:.1f}%) "
             f"t {row['t_analytic_s']:.2f}/{row['t_sim_s']:.2f} s{flag}{cav} | {so_far}")
@@ -452,7 +623,11 @@ def run(n: int, seed: int, space: str = "full", seconds: float | None = None, jo
             w.writeheader()
             w.writerows(rows)
     if not quiet:
-        print(summary(n, seed, space, counts, named_by, time.time() - t0))
+        print(summary(n, seed, space, counts, named_by, time.time() - t0, rows))
+        for r in rows:
+            if r["outcome"] in ("inconclusive", "too-slow"):
+                print(f"  {r['outcome'].upper()} #{r['index']}: analytic {r['x_analytic']:.4g} "
+                      f"sim {r['x_sim']:.4g} MOPS; {r.get('inconclusive') or r.get('too_slow')}")
         for r in rows:
             if r["outcome"] == "unnamed":
                 print(f"  UNNAMED #{r['index']}: analytic {r['x_analytic']:.4g} sim "
@@ -466,9 +641,35 @@ def passed(counts: dict, n: int) -> bool:
             and counts["unnamed"] <= UNNAMED_SHARE * n)
 
 
-def summary(n: int, seed: int, space: str, counts: dict, named_by: dict, wall: float) -> str:
+def rule_table(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """Per caveat: the disagreements it names, and the agreeing scenarios it
+    flags anyway (false flags)."""
+    out: dict[str, dict[str, int]] = {}
+    for r in rows:
+        for c in filter(None, (r.get("caveats") or "").split(";")):
+            e = out.setdefault(c, {"named": 0, "false_flags": 0, "other": 0})
+            key = {"named": "named", "agree": "false_flags"}.get(r["outcome"], "other")
+            e[key] += 1
+    return out
+
+
+def reasons(rows: list[dict]) -> dict[str, int]:
+    """Inconclusive scenarios per reason (the word before the colon)."""
+    out: dict[str, int] = {}
+    for r in rows:
+        if r["outcome"] == "inconclusive":
+            k = str(r.get("inconclusive", "")).split(":")[0]
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
+def summary(n: int, seed: int, space: str, counts: dict, named_by: dict, wall: float,
+            rows: list[dict] | None = None) -> str:
     pct = lambda c: f"{counts[c]} ({100 * counts[c] / max(n, 1):.1f} %)"  # noqa: E731
     named = ", ".join(f"{k} {v}" for k, v in sorted(named_by.items(), key=lambda kv: -kv[1]))
+    why = ", ".join(f"{k} {v}" for k, v in sorted(reasons(rows or []).items(),
+                                                  key=lambda kv: -kv[1]))
+    table = rule_table(rows or [])
     lines = [
         f"DONE {n} scenarios (seed {seed}, space {space}) in {wall:.0f} s",
         f"  non-finite answers        {counts['nonfinite']}",
@@ -477,9 +678,17 @@ def summary(n: int, seed: int, space: str, counts: dict, named_by: dict, wall: f
         f"  agree within {100 * (AGREE - 1):.0f} %          {pct('agree')}",
         f"  disagree, named           {pct('named')}" + (f": {named}" if named else ""),
         f"  disagree, unnamed         {pct('unnamed')} (at most {100 * UNNAMED_SHARE:.0f} % allowed)",
+        f"  inconclusive (simulation cannot measure it) {pct('inconclusive')}"
+        + (f": {why}" if why else ""),
+        f"  too slow to simulate (killed at {LIMIT_S:g} s) {counts['too-slow']}",
         f"  simulator refused (memory) {counts['refused']} (analytic answer checked only)",
-        "PASS" if passed(counts, n) else "FAIL",
     ]
+    agreeing = counts["agree"]
+    for name, e in sorted(table.items()):
+        lines.append(f"  rule {name:15s} names {e['named']}, flags {e['false_flags']} of "
+                     f"{agreeing} agreeing ({100 * e['false_flags'] / max(agreeing, 1):.1f} %), "
+                     f"on {e['other']} inconclusive/too slow/refused")
+    lines.append("PASS" if passed(counts, n) else "FAIL")
     return "\n".join(lines)
 
 

@@ -4,7 +4,10 @@ A bounded sample of the random-scenario check (``python -m sim.agreement``,
 which runs it in full on demand) with the same criteria: every answer
 finite, Little's law, each engine within its time limit, and the throughputs
 within 10 % of each other or the disagreement named by a caveat of the
-analytic prediction (:mod:`model.regimes`), unnamed ones at most 5 %.
+analytic prediction (:mod:`model.regimes`), unnamed ones at most 5 %;
+scenarios the simulation cannot measure (``inconclusive``: its own noise
+above 10 %, or a write stop its run is too short to reach) and racks too
+slow to simulate within the limit are counted apart, with their reason.
 Plus one unit test per rule: a rack in the regime is flagged, the default
 rack is not.
 """
@@ -18,6 +21,7 @@ from model.rack import compile_rack
 from model.regimes import analytic_caveats
 from model.scenario import Scenario
 from model.solvers import predict
+from model.solvers.analytic import solve
 from sim import agreement
 
 #: the CI sample: 16 scenarios of the full declared space, seed 43 (about a
@@ -37,15 +41,24 @@ def _names(sc, profile):
     return [c["name"] for c in predict(sc, profile).details["caveats"]]
 
 
-@pytest.mark.xfail(strict=False, reason="issue 43 open: on 300 held-out random scenarios "
-                   "(seed 2) 12 % still disagree unnamed (strict-retry resend storms, LSM "
-                   "transients, short-timeout resends); the check asks for at most 5 %")
+@pytest.mark.xfail(strict=False, reason="issue 43 open: the CI sample (seed 43, 16 scenarios) "
+                   "has 2 unnamed disagreements (12.5 %; at most 5 %, so none, allowed): #5 a "
+                   "strict-retry resend storm the simulator enters at a worker the analytic "
+                   "answer puts at 62 % (below the storm rule's 99 %), #13 a receive buffer "
+                   "under one packet where the analytic drops 10x more per request than the "
+                   "simulator. Everything else holds there: no non-finite answer, Little's "
+                   "law, each engine under 10 s")
 def test_bounded_sample_agrees_or_is_named():
     counts, named_by, rows = agreement.run(CI_N, CI_SEED, "full", wall_s=CI_WALL_S, quiet=True)
     bad = [(r["index"], r["nonfinite"], r["law"]) for r in rows if r["nonfinite"] or r["law"]]
     assert not bad, bad
     slow = [(r["index"], r["t_analytic_s"], r["t_sim_s"]) for r in rows if r["slow"]]
     assert not slow, slow
+    for r in rows:
+        if r["outcome"] == "inconclusive":
+            assert r["inconclusive"].split(":")[0] in ("noisy", "lsm-transient"), r
+        if r["outcome"] == "too-slow":
+            assert "workers" in r["too_slow"] and "client threads" in r["too_slow"], r
     unnamed = [(r["index"], r["x_analytic"], r["x_sim"]) for r in rows
                if r["outcome"] == "unnamed"]
     assert agreement.passed(counts, CI_N), (counts, named_by, unnamed)
@@ -93,3 +106,35 @@ def test_wire_loss_is_geometric_and_hits_lose_too(profile):
     assert spec.placement.hit_ratio == pytest.approx(1.0)
     pred = predict(sc, profile)
     assert pred.pktloss / spec.queries == pytest.approx(0.4 / 0.6, rel=1e-6)
+
+
+def test_strict_storm_flagged(profile):
+    # strict retry, 8,192 threads on 2 workers whose 4 MiB buffers take longer
+    # to drain than the timeout: a queued request's reply is always late
+    sc = Scenario.default().updated({**OVERLOAD, "clients.retry": "strict",
+                                     "servers.rcvbuf_kb": 4096})
+    names = _names(sc, profile)
+    assert "strict-storm" in names
+    # FarReach's client accepts a late reply, but the duplicates still fill the
+    # buffer and take the worker: the same storm, named for the FarReach client
+    sc = Scenario.default().updated({**OVERLOAD, "servers.rcvbuf_kb": 4096})
+    names = _names(sc, profile)
+    assert "resend-storm" in names and "strict-storm" not in names
+    # the default 4 KiB buffers of OVERLOAD drain within the timeout: no storm
+    assert not {"strict-storm", "resend-storm"} & set(_names(Scenario.default().updated(
+        {**OVERLOAD, "clients.retry": "strict"}), profile))
+
+
+def test_noisy_simulation_is_inconclusive(profile):
+    spec = compile_rack(Scenario.default(), profile)
+    a = solve(spec)
+    noisy = agreement.SimInfo(seconds=2.0, rel_se=0.2)
+    assert agreement.inconclusive(spec, a, a, noisy).startswith("noisy:")
+    assert agreement.inconclusive(spec, a, a, agreement.SimInfo(seconds=2.0, rel_se=0.01)) == ""
+
+
+def test_too_slow_simulation_is_cut_at_the_limit(profile):
+    # a simulation that cannot finish within its hard limit is killed, not waited for
+    spec = compile_rack(Scenario.default().updated({"clients.threads": 4}), profile)
+    a = solve(spec)
+    assert agreement.simulate_bounded(spec, a, seconds=1e4, hard_s=0.5) is None
