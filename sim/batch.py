@@ -339,7 +339,13 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
         _write(out, kind, header, rows, results, partial=True)
         raise WorkerDied(f"{exc}; the {len(results)} of {len(rows)} rows predicted before "
                          f"are in {out} (column partial)") from None
+    for i, preds in results.items():
+        preds.update(errors(kind, rows[i], preds))
     _write(out, kind, header, rows, results)
+    summary = compare_summary(kind, rows, results, profile, runs)
+    if summary:
+        import sys
+        print("\n".join(summary), file=sys.stderr)
     jumps = sum(1 for r in results.values() if r.get(NOTE))
     if jumps:
         import sys
@@ -369,6 +375,83 @@ def _write(out: str, kind: RunKind, header: list[str], rows: list[dict[str, str]
 
 
 UNPREDICTED = "unpredicted"
+
+#: a measurement this many times off its prediction, and outside its interval,
+#: is warned about by row: more than the model's error, a sign of another cause
+FAR = 2.0
+
+
+def _number(text: Any) -> float | None:
+    try:
+        x = float(str(text).strip())
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
+
+
+def errors(kind: RunKind, row: dict[str, str], preds: dict[str, Any]) -> dict[str, float]:
+    """``err_<column>_pct``: (predicted - measured) / measured in %, for every
+    measured column of the row the kind predicts (a single number, not 0)."""
+    out = {}
+    for col in kind.measured:
+        meas, pred = _number(row.get(col, "")), preds.get(f"pred_{col}")
+        if meas is None or meas == 0 or not isinstance(pred, (int, float)) \
+                or not math.isfinite(pred):
+            continue
+        out[f"err_{col}_pct"] = 100.0 * (pred - meas) / meas
+    return out
+
+
+def compare_summary(kind: RunKind, rows: list[dict[str, str]], results: dict[int, dict],
+                    profile: Profile, source: str, most: int = 5) -> list[str]:
+    """Measured against predicted, in a few lines: per column the rows
+    compared, the median absolute error and how often the measurement fell
+    in its 90 % interval; then the rows far outside it, with the likely reason."""
+    import statistics
+    lines, far = [], []
+    for col in kind.measured:
+        errs, inside, n_iv = [], 0, 0
+        for i, preds in sorted(results.items()):
+            e = preds.get(f"err_{col}_pct")
+            if e is None:
+                continue
+            errs.append(abs(e))
+            meas = _number(rows[i].get(col, ""))
+            lo, hi = preds.get(f"pred_{col}_lo"), preds.get(f"pred_{col}_hi")
+            has_iv = isinstance(lo, (int, float)) and isinstance(hi, (int, float))
+            if has_iv:
+                n_iv += 1
+                inside += lo <= meas <= hi
+            ratio = preds[f"pred_{col}"] / meas
+            if not (has_iv and lo <= meas <= hi) and (ratio > FAR or ratio < 1 / FAR):
+                far.append((i, col, meas, preds[f"pred_{col}"], lo if has_iv else None,
+                            hi if has_iv else None, ratio))
+        if errs:
+            cover = f", inside the 90 % interval on {inside} of {n_iv}" if n_iv else ""
+            lines.append(f"  {col:<14} {len(errs)} rows: median error "
+                         f"{statistics.median(errs):.1f} %{cover}")
+    if not lines:
+        return []
+    out = [f"measured against predicted (profile '{profile.name}'; err_<column>_pct "
+           "columns in the output):", *lines]
+    for i, col, meas, pred, lo, hi, ratio in far[:most]:
+        row = rows[i]
+        where = row.get("id") or f"line {row.get('__line__')}"
+        outside = f"outside its interval {lo:.4g}-{hi:.4g}" if lo is not None else \
+            f"more than {FAR:g}x off"
+        out.append(f"WARNING: {where}: {col} measured {meas:.4g}, predicted {pred:.4g} "
+                   f"({ratio:.2g}x), {outside}: {_likely_reason(kind, profile)}")
+    if len(far) > most:
+        out.append(f"WARNING: {len(far) - most} more rows as far off (see the err_ columns)")
+    return out
+
+
+def _likely_reason(kind: RunKind, profile: Profile) -> str:
+    if profile.name != kind.profile:
+        return (f"the profile '{profile.name}' is not the one fitted for {kind.name} rows "
+                f"('{kind.profile}')")
+    return (f"was it measured on the testbed profile '{profile.name}' was fitted on? "
+            "(another machine: fit a profile to your runs, python -m calibrate fit)")
 
 
 def unpredicted(kind: RunKind, row: dict[str, str]) -> str:

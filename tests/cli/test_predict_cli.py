@@ -128,3 +128,27 @@ def test_list_profiles(capsys):
         assert f"\n{name}" in "\n" + out
     assert "tofino-testbed  (the default)" in out and "farreach_runs" in out
     assert "python -m calibrate fit" in out
+
+
+def test_batch_compares_measured_and_predicted(tmp_path, capsys):
+    # error columns, a per-column summary and a warning for a row far off (issue 44)
+    import csv as _csv
+    from pathlib import Path
+    from sim import cli
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / "data" / "farreach_tuning.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    far = lines[1].split(",")
+    far[header.index("mops")] = "0.02"          # 20x below anything this rack does
+    runs = tmp_path / "runs.csv"
+    runs.write_text("\n".join([lines[0], ",".join(far), lines[2]]) + "\n")
+    out = tmp_path / "out.csv"
+    assert cli.main(["predict", "--runs", str(runs), "--out", str(out), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    rows = list(_csv.DictReader(out.read_text().splitlines()))
+    for r in rows:
+        pred, meas = float(r["pred_mops"]), float(r["mops"])
+        assert float(r["err_mops_pct"]) == pytest.approx(100 * (pred - meas) / meas, rel=1e-4)
+    assert "mops           2 rows: median error" in err and "inside the 90 % interval" in err
+    assert f"WARNING: {rows[0]['id']}: mops measured 0.02" in err
+    assert rows[1]["id"] not in err.split("WARNING")[-1]
