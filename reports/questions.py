@@ -144,7 +144,8 @@ def sweep_sections(res, figs: _Figures | None = None) -> list[dict]:
         "throughput (MOPS)" + (" [90 % interval]" if res.has_intervals else ""),
         "vs baseline (%)", "latency (µs)", "latency vs baseline (%)",
         "wait min / mean / max (µs)", "process mean / max (µs)", "busiest worker (% busy)",
-        "stalled (% of worker time)", "packet loss (packets/run)", "resends (packets/run)",
+        "stalled (% of worker time)", "packet loss (packets per run of workload.queries_m)",
+        "resends (packets per run of workload.queries_m)",
         "bottleneck"]
     trows, classes = [], []
     for r in rows:

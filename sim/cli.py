@@ -402,6 +402,12 @@ def _jump(pred: Prediction) -> list[str]:
             "resend cliff): these are the figures at the jump; check with --engine sim"]
 
 
+def _queries(sc: Scenario) -> str:
+    """The run's queries, as the notes write them (100M)."""
+    q = sc.workload.queries_m
+    return f"{q:g}M" if q >= 1 else f"{q * 1e3:g}K"
+
+
 def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
     lines = [
         f"scenario '{sc.name}': {sc.servers.count} servers, {sc.clients.threads} client threads, "
@@ -411,12 +417,15 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         "",
         f"  throughput           {pred.throughput_mops:.4f} MOPS{_interval(pred)}",
         f"  cache hit ratio      {100 * pred.cache_hit_ratio:.1f} %",
-        f"  normalized thrpt     {pred.normalized_x:.3f} x over NoCache",
+        f"  normalized gain      {pred.normalized_x:.3f} x over NoCache: what the workload "
+        "allows (max NoCache share / max cached share); the rack's own gain: sim explain",
         f"  client send          {_us(pred.client.send_us)}",
         f"  client latency       "
         f"{_us(pred.client.latency_us) if pred.throughput_mops > 0 else 'never (no request completes)'}",
-        f"  packet loss          {pred.pktloss:,.0f} packets/run",
-        f"  false positives      {pred.false_pos:,.0f} packets/run",
+        f"  packet loss          {pred.pktloss:,.0f} packets per run of "
+        f"{_queries(sc)} queries (dropped at full receive buffers)",
+        f"  resends              {pred.false_pos:,.0f} packets per run of {_queries(sc)} queries "
+        "(the notes' false positives: each loss, and each reply slower than the timeout)",
         f"  write stall          {100 * pred.stall_fraction:.1f} % of time",
         f"  bottleneck           {pred.bottleneck.text()}",
         *_jump(pred),

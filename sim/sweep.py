@@ -334,7 +334,8 @@ COLUMN_UNITS = {
     "cache_hit_ratio": "fraction", "normalized_x": "x over NoCache", "wait_min_us": "us",
     "wait_mean_us": "us", "wait_max_us": "us", "process_mean_us": "us", "process_max_us": "us",
     "utilization_max_pct": "%", "idle_workers": "workers", "stall_pct": "% of worker time",
-    "pktloss": "packets/run", "false_pos": "packets/run",
+    "pktloss": "packets per run of workload.queries_m",
+    "false_pos": "packets per run of workload.queries_m",
 }
 
 

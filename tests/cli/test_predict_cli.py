@@ -27,7 +27,7 @@ def run(*args, check=True):
 
 def test_default_prediction_table_has_units():
     out = run("predict").stdout
-    for unit in ("MOPS", " us", " %", "packets/run", "x over NoCache"):
+    for unit in ("MOPS", " us", " %", "packets per run of 10M queries", "x over NoCache"):
         assert unit in out
     assert "bottleneck" in out
     # one row per server of the default 16-server rack
