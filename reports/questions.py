@@ -118,6 +118,78 @@ def sweep_time_figure(res) -> dict:
     return {"data": data, "layout": lay}
 
 
+def _numeric_key(res) -> str | None:
+    """The one key a sweep varies, if it has one and its values are numbers."""
+    if len(res.keys) != 1:
+        return None
+    k = res.keys[0]
+    vals = [r[k] for r in res.rows]
+    ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+    return k if ok and len(set(vals)) > 1 else None
+
+
+def sweep_curve_figure(res) -> dict | None:
+    """Throughput (with its 90 % band) and mean client latency against the one
+    numeric key a sweep varies: the curve a researcher reads a knob from."""
+    k = _numeric_key(res)
+    if k is None:
+        return None
+    rows = sorted(res.rows, key=lambda r: r[k])
+    xs = [r[k] for r in rows]
+    data = []
+    if res.has_intervals:
+        data.append({"type": "scatter", "mode": "lines", "x": xs + xs[::-1], "fill": "toself",
+                     "y": [r["throughput_hi_mops"] for r in rows]
+                     + [r["throughput_lo_mops"] for r in rows][::-1],
+                     "line": {"width": 0}, "fillcolor": "rgba(43,108,176,0.18)",
+                     "name": "throughput, 90 % interval", "hoverinfo": "skip"})
+    data.append({"type": "scatter", "mode": "lines+markers", "x": xs,
+                 "y": [r["throughput_mops"] for r in rows], "name": "throughput (MOPS)",
+                 "line": {"color": "#2b6cb0"},
+                 "hovertemplate": f"{ptext(short_key(k))} %{{x}}<br>%{{y:.4f}} MOPS<extra></extra>"})
+    data.append({"type": "scatter", "mode": "lines+markers", "x": xs, "yaxis": "y2",
+                 "y": [r["latency_us"] for r in rows], "name": "client latency (µs)",
+                 "line": {"color": "#c05621", "dash": "dot"},
+                 "hovertemplate": f"{ptext(short_key(k))} %{{x}}<br>%{{y:,.0f}} µs<extra></extra>"})
+    lay = layout(f"Throughput and latency against {key_header(k)}", key_header(k),
+                 "throughput (MOPS)", height=380, legend=dict(LEGEND_ABOVE),
+                 margin={"l": 70, "r": 70, "t": 80, "b": 60})
+    lay["yaxis"]["rangemode"] = "tozero"
+    lay["yaxis2"] = {"title": {"text": "client latency (µs)"}, "overlaying": "y",
+                     "side": "right", "rangemode": "tozero", "showgrid": False}
+    span = max(xs) / max(min(xs), 1e-300) if min(xs) > 0 else 0
+    if span >= 30:                      # client threads, records, timeouts: decades apart
+        lay["xaxis"]["type"] = "log"
+    return {"data": data, "layout": lay}
+
+
+def sweep_tradeoff_figure(res) -> dict:
+    """Throughput against mean client latency over every configuration: which
+    buys throughput with latency, and which gets both (up and to the left)."""
+    rows = res.rows
+    k = _numeric_key(res)
+    ordered = sorted(rows, key=lambda r: r[k]) if k else rows
+    tr = {"type": "scatter", "mode": "lines+markers+text" if k else "markers+text",
+          "x": [r["latency_us"] for r in ordered], "y": [r["throughput_mops"] for r in ordered],
+          "text": [str(r["row"]) for r in ordered], "textposition": "top center",
+          "marker": {"size": 9, "color": [_KIND_COLOR.get(r["bottleneck"], PALETTE[8])
+                                          for r in ordered]},
+          "line": {"color": "#a0aec0", "width": 1},
+          "customdata": [_config_label(r, res.keys) for r in ordered],
+          "hovertemplate": "row %{text}: %{customdata}<br>%{y:.4f} MOPS at %{x:,.0f} µs"
+                           "<extra></extra>", "name": "configurations"}
+    if res.has_intervals:
+        tr["error_y"] = {"type": "data", "symmetric": False, "thickness": 1,
+                         "array": [r["throughput_hi_mops"] - r["throughput_mops"] for r in ordered],
+                         "arrayminus": [r["throughput_mops"] - r["throughput_lo_mops"]
+                                        for r in ordered], "color": "#718096"}
+    lay = layout("Throughput against latency", "mean client latency (µs)", "throughput (MOPS)",
+                 height=380, margin={"l": 70, "r": 30, "t": 70, "b": 60})
+    lay["yaxis"]["rangemode"] = "tozero"
+    lay["showlegend"] = False
+    return {"data": [tr], "layout": lay}
+
+
 def sweep_sections(res, figs: _Figures | None = None) -> list[dict]:
     figs = figs or _Figures()
     rows = res.rows
@@ -172,6 +244,14 @@ def sweep_sections(res, figs: _Figures | None = None) -> list[dict]:
                                   "baseline. Colour: what limits the rack."),
                        table]},
            {"id": "time", "title": "Per-worker time", "blocks": [figs.block(sweep_time_figure(res))]}]
+    curve = sweep_curve_figure(res)
+    out.insert(1, {"id": "curves", "title": "Curves", "blocks": (
+        [figs.block(curve, "Solid: throughput (left axis), with its 90 % interval as the band; "
+                           "dotted: mean client latency (right axis).")] if curve else [])
+        + [figs.block(sweep_tradeoff_figure(res),
+                      "Each point a configuration (its row number); colour: what limits the "
+                      "rack" + ("; bars: the throughput's 90 % interval" if res.has_intervals
+                                else "") + ".")]})
     out.append(scenario_section(res.scenarios[res.baseline - 1].to_dict()))
     out[-1]["title"] = "Baseline scenario (all settings)"
     return out

@@ -229,3 +229,30 @@ def test_a_plan_is_never_its_own_output(tmp_path, capsys):
     code, out, err = run(["sweep", "--plan", str(plan), "--out", str(plan)], capsys)
     assert code == 2 and "also an input" in err and out == ""
     assert plan.read_bytes() == b"servers\n16\n32\n"
+
+
+def test_curves_of_a_one_key_sweep():
+    # a sweep over one numeric key draws throughput (with its band) and latency
+    # against it, and throughput against latency (issue 44); several keys: the
+    # trade-off only
+    from model.profile import Profile
+    from reports.questions import sweep_curve_figure, sweep_sections, sweep_tradeoff_figure
+    prof = Profile.load("tofino-testbed")
+    base = Scenario.default()
+    res = sw.run_sweep(base, prof, sw.parse_axes(["clients=64,512,4096"]))
+    fig = sweep_curve_figure(res)
+    names = [t["name"] for t in fig["data"]]
+    assert names == ["throughput, 90 % interval", "throughput (MOPS)", "client latency (µs)"]
+    thr = fig["data"][1]
+    assert thr["x"] == [64, 512, 4096]
+    assert thr["y"] == [r["throughput_mops"] for r in sorted(res.rows, key=lambda r: r["clients.threads"])]
+    band = fig["data"][0]["y"]
+    assert all(lo <= y <= hi for lo, y, hi in zip(band[::-1][:3], thr["y"], band[:3]))
+    assert fig["data"][2]["yaxis"] == "y2" and fig["layout"]["xaxis"]["type"] == "log"
+    trade = sweep_tradeoff_figure(res)["data"][0]
+    assert trade["x"] == [r["latency_us"] for r in sorted(res.rows, key=lambda r: r["clients.threads"])]
+    assert [s["id"] for s in sweep_sections(res)][:2] == ["sweep", "curves"]
+    two = sw.run_sweep(base, prof, sw.parse_axes(["servers=8,16", "clients=64,128"]),
+                       intervals=False)
+    assert sweep_curve_figure(two) is None
+    assert len(sweep_tradeoff_figure(two)["data"][0]["x"]) == 4
