@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence
 
+from .blocks import callout
 from .figures import LEGEND_ABOVE, PALETTE, layout, ptext
 from .page import _Figures, _kpi, _table, _unique_ids, render, scenario_section, write
 
@@ -378,7 +379,18 @@ def tune_sections(t, figs: _Figures | None = None) -> list[dict]:
             "blocks": [{"kind": "kpis", "items": kpis}, table,
                        figs.block(search_figure(t),
                                   "Every configuration the search solved; the tuned one is the "
-                                  "large marker, the given one the open square.")]}]
+                                  "large marker, the given one the open square; grey x: beyond "
+                                  "the latency bound.")]}]
+    edges = getattr(t, "edges", [])
+    if edges:
+        out[0]["blocks"].insert(1, callout(" ".join(
+            f"{k} = {v} is the {side} edge of the range searched ({t.ranges[k]}): the optimum "
+            f"may lie beyond it; widen --vary {k}." for k, side, v in edges)))
+    pf = pareto_figure(t)
+    if pf is not None:
+        out[0]["blocks"].append(figs.block(pf, "The line: the configurations no other beats on "
+                                               "both throughput and latency (the trade-off the "
+                                               "search saw); dashed: the latency bound."))
     if t.explanation is not None:
         out += explain_sections(t.explanation, figs, "explain",
                                 "Why the tuned gain falls short of the normalized gain")
@@ -403,11 +415,17 @@ def search_figure(t) -> dict | None:
     unit = _key_unit(k)
     xs = [float(h[k]) for h in pts]
     hover = "<br>".join(f"{kk}=%{{customdata[{i}]}}" for i, kk in enumerate(t.keys))
-    data = [{"type": "scatter", "mode": "markers", "name": "solved",
-             "x": xs, "y": [h["throughput_mops"] for h in pts],
-             "customdata": [[str(h[kk]) for kk in t.keys] for h in pts],
-             "marker": {"color": PALETTE[0], "size": 7, "opacity": 0.6},
-             "hovertemplate": hover + "<br>%{y:.4f} MOPS<extra></extra>"},
+    ok = [t.feasible(h) if hasattr(t, "feasible") else True for h in pts]
+    data = [{"type": "scatter", "mode": "markers", "name": name,
+             "x": [x for x, f in zip(xs, ok) if f is want],
+             "y": [h["throughput_mops"] for h, f in zip(pts, ok) if f is want],
+             "customdata": [[str(h[kk]) for kk in t.keys] for h, f in zip(pts, ok) if f is want],
+             "marker": ({"color": PALETTE[0], "size": 7, "opacity": 0.6} if want else
+                        {"color": "#a0aec0", "size": 7, "symbol": "x"}),
+             "hovertemplate": hover + "<br>%{y:.4f} MOPS<extra></extra>"}
+            for want, name in ((True, "solved"), (False, "beyond the latency bound"))
+            if any(f is want for f in ok)]
+    data += [
             {"type": "scatter", "mode": "markers", "name": "tuned",
              "x": [float(t.best_values[k])], "y": [t.best_mops],
              "marker": {"color": PALETTE[3], "size": 14, "symbol": "star"}},
@@ -419,6 +437,42 @@ def search_figure(t) -> dict | None:
                  legend=dict(LEGEND_ABOVE), margin={"t": 70})
     if any(d.key == k and d.log for d in getattr(t, "dims", ())) or (
             "log scale" in t.ranges[k]):
+        lay["xaxis"]["type"] = "log"
+    return {"data": data, "layout": lay}
+
+
+def pareto_figure(t) -> dict | None:
+    """Throughput against client latency of every configuration solved, the
+    front of those no other beats on both drawn as a line; beyond the
+    latency bound marked."""
+    if not t.history or not hasattr(t, "pareto"):
+        return None
+    pts = [h for h in t.history if math.isfinite(h["throughput_mops"])
+           and math.isfinite(h["latency_us"])]
+    front = t.pareto
+    ok = [t.feasible(h) for h in pts]
+    data = [{"type": "scatter", "mode": "markers", "name": name,
+             "x": [h["latency_us"] for h, f in zip(pts, ok) if f is want],
+             "y": [h["throughput_mops"] for h, f in zip(pts, ok) if f is want],
+             "marker": ({"color": PALETTE[0], "size": 6, "opacity": 0.5} if want else
+                        {"color": "#a0aec0", "size": 7, "symbol": "x"}),
+             "hovertemplate": "%{y:.4f} MOPS at %{x:,.0f} µs<extra></extra>"}
+            for want, name in ((True, "solved"), (False, "beyond the latency bound"))
+            if any(f is want for f in ok)]
+    data.append({"type": "scatter", "mode": "lines+markers", "name": "trade-off front",
+                 "x": [h["latency_us"] for h in front], "y": [h["throughput_mops"] for h in front],
+                 "line": {"color": PALETTE[3], "shape": "hv"}, "marker": {"size": 8},
+                 "customdata": [", ".join(f"{k}={h[k]}" for k in t.keys) for h in front],
+                 "hovertemplate": "%{customdata}<br>%{y:.4f} MOPS at %{x:,.0f} µs"
+                                  "<extra></extra>"})
+    lay = layout("Throughput against client latency", "mean client latency (µs)",
+                 "throughput (MOPS)", legend=dict(LEGEND_ABOVE), margin={"t": 70})
+    if t.max_latency_us is not None:
+        lay["shapes"] = [{"type": "line", "x0": t.max_latency_us, "x1": t.max_latency_us,
+                          "yref": "paper", "y0": 0, "y1": 1,
+                          "line": {"dash": "dash", "color": "#c53030", "width": 1}}]
+    lat = [h["latency_us"] for h in pts if h["latency_us"] > 0]
+    if lat and max(lat) / min(lat) >= 30:
         lay["xaxis"]["type"] = "log"
     return {"data": data, "layout": lay}
 

@@ -208,6 +208,41 @@ class TuneResult:
     history: list[dict[str, Any]] = field(default_factory=list)
     profile: str = ""
     feasible_start: bool = True
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)   # numeric ranges
+
+    def feasible(self, h: Mapping[str, Any]) -> bool:
+        """A solved configuration within the latency bound (all, without one)."""
+        lat = h["latency_us"]
+        return self.max_latency_us is None or (math.isfinite(lat) and lat <= self.max_latency_us)
+
+    @property
+    def pareto(self) -> list[dict[str, Any]]:
+        """The solved configurations no other beats on both throughput and
+        latency (more MOPS at no more latency), by latency: the trade-off the
+        search saw, of which the tuned configuration is one end."""
+        pts = sorted((h for h in self.history if math.isfinite(h["throughput_mops"])
+                      and h["throughput_mops"] > 0 and math.isfinite(h["latency_us"])),
+                     key=lambda h: (h["latency_us"], -h["throughput_mops"]))
+        front, best = [], -math.inf
+        for h in pts:
+            if h["throughput_mops"] > best:
+                front.append(h)
+                best = h["throughput_mops"]
+        return front
+
+    @property
+    def edges(self) -> list[tuple[str, str, Any]]:
+        """(key, "lower" or "upper", value) where the tuned value sits on the
+        edge of the range searched: the optimum may lie beyond it."""
+        out = []
+        for k, (lo, hi) in self.bounds.items():
+            v = self.best_values[k]
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                if math.isclose(v, hi, rel_tol=1e-9):
+                    out.append((k, "upper", v))
+                elif math.isclose(v, lo, rel_tol=1e-9):
+                    out.append((k, "lower", v))
+        return out
 
     @property
     def gain_pct(self) -> float:
@@ -235,7 +270,9 @@ class TuneResult:
             "evaluations": self.evaluations, "generations": self.generations,
             "method": self.method, "profile": self.profile,
             "explanation": self.explanation.to_dict() if self.explanation is not None else None,
-            "explain_note": self.explain_note})
+            "explain_note": self.explain_note,
+            "on_range_edge": [{"key": k, "edge": e, "value": v} for k, e, v in self.edges],
+            "pareto": [{**h, "within_bound": self.feasible(h)} for h in self.pareto]})
 
     def to_frame(self):
         """Given against tuned, one row per varied setting (pandas)."""
@@ -372,7 +409,8 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
                f"seed {seed})",
         best_scenario=best_sc, start_scenario=base, explanation=ex, explain_note=note,
         history=history, profile=profile.name,
-        feasible_start=max_latency_us is None or start_lat <= max_latency_us)
+        feasible_start=max_latency_us is None or start_lat <= max_latency_us,
+        bounds={d.key: (d.lo, d.hi) for d in dims if d.kind != "choice"})
 
 
 def _get(sc: Scenario, key: str) -> Any:
@@ -403,6 +441,21 @@ def format_tune(t: TuneResult) -> str:
         lines.append(f"  (the given configuration exceeds the latency bound of "
                      f"{t.max_latency_us:,.0f} us)")
     lines.append("  set it with: " + " ".join(f"--set {k}={_show(v)}" for k, v in t.best_values.items()))
+    for k, side, v in t.edges:
+        lines.append(f"  NOTE: {k} = {_show(v)} is the {side} edge of the range searched "
+                     f"({t.ranges[k]}): the optimum may lie beyond it; widen --vary {k}")
+    front = t.pareto
+    if len(front) > 1:
+        lines += ["", "Throughput against client latency: the configurations solved that no "
+                      "other beats on both (" + ("x: beyond the latency bound" if
+                                                 t.max_latency_us is not None else
+                                                 "fastest first") + ")",
+                  f"  {'latency us':>12}  {'MOPS':>8}  setting"]
+        shown = front if len(front) <= 10 else front[::max(1, len(front) // 10)][:9] + front[-1:]
+        for h in shown:
+            mark = " " if t.feasible(h) else "x"
+            lines.append(f"{mark} {h['latency_us']:12,.0f}  {h['throughput_mops']:8.4f}  "
+                         + " ".join(f"{k}={_show(h[k])}" for k in t.keys))
     if t.explanation is not None:
         from .explain_cli import format_explanation
         lines += ["", "Why the tuned configuration's gain falls short of the normalized gain:",

@@ -83,3 +83,28 @@ def test_bad_input_exits_2_naming_the_key(capsys, argv, field):
     _, err = capsys.readouterr()
     assert code == 2
     assert (f"'{field}'" in err or f"argument {field}:" in err) and "Traceback" not in err
+
+
+def test_trade_off_front_and_range_edges(capsys):
+    # the front of throughput against latency, configurations beyond the
+    # latency bound marked, and an optimum on the edge of its range said (issue 44)
+    import json as _json
+    code = main(["tune", "--vary", "servers=4:8", "--vary", "clients=64:1024",
+                 "--max-latency-us", "1000", "--generations", "2", "--json"])
+    assert code == 0
+    d = _json.loads(capsys.readouterr().out)
+    front = d["pareto"]
+    assert len(front) >= 2
+    lats = [p["latency_us"] for p in front]
+    mops = [p["throughput_mops"] for p in front]
+    assert lats == sorted(lats) and mops == sorted(mops)        # more MOPS costs latency
+    for p in front:                                             # none beaten on both
+        assert all(not (q["throughput_mops"] > p["throughput_mops"]
+                        and q["latency_us"] <= p["latency_us"]) for q in front)
+        assert p["within_bound"] == (p["latency_us"] <= 1000)
+    assert {"key": "servers.count", "edge": "upper", "value": 8} in d["on_range_edge"]
+    assert main(["tune", "--vary", "servers=4:8", "--vary", "clients=64:1024",
+                 "--generations", "2"]) == 0
+    text = capsys.readouterr().out
+    assert "NOTE: servers.count = 8 is the upper edge of the range searched" in text
+    assert "no other beats on both" in text
