@@ -88,6 +88,10 @@ WARMUP = 0.1
 NOISY_SE = 0.10
 #: the analytic write-stop share from which an unreachable stop makes it inconclusive
 LSM_STOP = 0.01
+#: timeouts a run must span where the analytic threads spend TIMEOUT_SHARE of
+#: their time waiting them out (two are warm-up), else it is inconclusive
+UNREACHED_TIMEOUTS = 3.0
+TIMEOUT_SHARE = 0.05
 #: seconds kept back from the limit for the fork and the answer's way back
 HARD_MARGIN_S = 0.3
 
@@ -229,9 +233,13 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
             if H_new != H:
                 H = H_new
                 dyn.data_scale = _whole_run_scale(spec, H, x0)
-        if not info.extended:
-            step = max((H * 1e6 - t_us) / max(1, CHUNKS - len(chunks)), 1.0)
-        # (once extended, the chunks keep their length: more of them)
+        if not info.extended and len(chunks) < CHUNKS:
+            step = max((H * 1e6 - t_us) / (CHUNKS - len(chunks)), 1.0)
+        # (once extended, or past CHUNKS chunks after the horizon grew back,
+        # the chunks keep their length: more of them); and no chunk is
+        # planned to take more than half the wall time left
+        if not fixed and left > 0:
+            step = max(min(step, 0.5 * left / max(rate, 1e-12) * 1e6), 1.0)
     info.capped = H < info.planned_s * (1 - 1e-9)
     warm_s = _warm_s(spec, x_a, H)
     totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
@@ -397,7 +405,12 @@ def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: Si
         the simulated rate the simulation fills fewer than ``maxnum``
         memtables on every stopping instance -- the stop is a state the run
         is too short to reach (the simulator's data scale grows the data, not
-        the memtables).
+        the memtables);
+    ``timeouts-unreached: ...``
+        the analytic threads spend at least 5 % of their time waiting out
+        timeouts, but the simulated run (cut by the wall budget) spans fewer
+        than 3 of them, two of which are warm-up: no thread's sleep and
+        return fits in its statistics.
     """
     if "no_goodput" in sim.details and "no_goodput" in analytic.details:
         return ""
@@ -406,6 +419,16 @@ def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: Si
         return (f"noisy: the simulated throughput's relative standard error is "
                 f"{'unknown (fewer than 4 statistics chunks)' if math.isnan(se) else f'{100 * se:.0f} %'}"
                 f" over {info.seconds:.3g} simulated s (at most {100 * NOISY_SE:.0f} % to judge)")
+    c = spec.clients
+    share = analytic.details.get("timeout_delay_us_per_request", 0.0) or 0.0
+    share = share * analytic.throughput_mops / c.threads if c.threads else 0.0
+    if (share >= TIMEOUT_SHARE and math.isfinite(c.timeout_us)
+            and info.seconds < UNREACHED_TIMEOUTS * c.timeout_us / 1e6):
+        return (f"timeouts-unreached: the analytic answer has the threads waiting out "
+                f"{c.timeout_us / 1e6:.3g} s timeouts {100 * share:.0f} % of their time, but "
+                f"the simulation ran {info.seconds:.3g} s, fewer than {UNREACHED_TIMEOUTS:g} "
+                "timeouts (two of them warm-up): a thread's sleep and return is a state its "
+                "run is too short to reach")
     xa, xs = analytic.throughput_mops, sim.throughput_mops
     stop = np.asarray(analytic.details.get("write_stop_fraction", []) or [], dtype=float)
     fill = np.asarray(analytic.details.get("memtable_fill_s", []) or [], dtype=float)

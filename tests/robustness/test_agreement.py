@@ -56,7 +56,7 @@ def test_bounded_sample_agrees_or_is_named():
     assert not slow, slow
     for r in rows:
         if r["outcome"] == "inconclusive":
-            assert r["inconclusive"].split(":")[0] in ("noisy", "lsm-transient"), r
+            assert r["inconclusive"].split(":")[0] in ("noisy", "lsm-transient", "timeouts-unreached"), r
         if r["outcome"] == "too-slow":
             assert "workers" in r["too_slow"] and "client threads" in r["too_slow"], r
     unnamed = [(r["index"], r["x_analytic"], r["x_sim"]) for r in rows
@@ -128,9 +128,13 @@ def test_strict_storm_flagged(profile):
 def test_noisy_simulation_is_inconclusive(profile):
     spec = compile_rack(Scenario.default(), profile)
     a = solve(spec)
-    noisy = agreement.SimInfo(seconds=2.0, rel_se=0.2)
+    noisy = agreement.SimInfo(seconds=100.0, rel_se=0.2)
     assert agreement.inconclusive(spec, a, a, noisy).startswith("noisy:")
-    assert agreement.inconclusive(spec, a, a, agreement.SimInfo(seconds=2.0, rel_se=0.01)) == ""
+    assert agreement.inconclusive(spec, a, a, agreement.SimInfo(seconds=100.0, rel_se=0.01)) == ""
+    # the default rack's threads wait out 1 s timeouts much of the time: a
+    # 2 s run (two of them warm-up) cannot show one sleep and return
+    short = agreement.SimInfo(seconds=2.0, rel_se=0.01)
+    assert agreement.inconclusive(spec, a, a, short).startswith("timeouts-unreached:")
 
 
 def test_too_slow_simulation_is_cut_at_the_limit(profile):
