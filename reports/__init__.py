@@ -1,10 +1,8 @@
 """HTML reports: predictions, sweeps, validations and simulator timelines.
 
-One call writes one HTML page (CSS and data inlined) and, beside it, the
-``plotly.min.js`` its charts load by a relative path: one copy per folder,
-shared by every page there (:mod:`reports.assets`). A page opens offline and
-makes no network request; moved without its ``plotly.min.js``, it says so
-where the charts would be::
+One call writes one self-contained HTML page (CSS, data and a gzipped
+plotly.js inlined, :mod:`reports.assets`; about 0.6-0.7 MB): it opens
+offline wherever it is moved and makes no network request::
 
     import reports
     reports.write_prediction_report(pred.to_dict(), scenario.to_dict(), profile_dict, "p.html")

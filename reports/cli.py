@@ -1,6 +1,7 @@
 """Command line: ``python -m reports build`` and ``python -m reports check``.
 
-``build`` writes one HTML page (and ``plotly.min.js`` beside it) from any mix of inputs::
+``build`` writes one self-contained HTML page (it renders offline, moved anywhere)
+from any mix of inputs::
 
     python -m reports build --out report.html \\
         --prediction pred.json      # Prediction.to_dict(), or {"prediction", "scenario", "profile"}
@@ -93,7 +94,7 @@ def _build(args) -> int:
     out = build_report(args.out, prediction=pred, scenario=scen, profile=prof, sweep=sweep,
                        validation=val, timeline=tl, title=title, inputs=used)
     size = out.stat().st_size
-    print(f"wrote {out} ({size / 1e3:.0f} kB, plotly.min.js beside it) in "
+    print(f"wrote {out} ({size / 1e3:.0f} kB, self-contained) in "
           f"{time.perf_counter() - t0:.2f} s")
     return 0
 

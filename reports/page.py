@@ -1,13 +1,13 @@
-"""Report builders: inputs -> sections -> one HTML page (+ plotly.min.js beside it).
+"""Report builders: inputs -> sections -> one self-contained HTML page.
 
 A report is a list of *sections* (:mod:`reports.blocks`). Builders turn a
 prediction (:mod:`reports.prediction`), a timeline (:mod:`reports.timeline`),
 a sweep or a validation set into sections; :func:`render` puts any mix of
 them on one page with the Jinja template ``templates/report.html``
 (autoescaping on, so every label is escaped) and the stylesheet
-``static/report.css`` inlined, and :func:`write` writes it with plotly.js
-once per folder (:mod:`reports.assets`), so the page opens offline, makes no
-network request and costs its data, not 5 MB of plotly.
+``static/report.css`` inlined, and plotly.js's cartesian bundle gzipped
+inside (:mod:`reports.assets`), so the one file opens offline wherever it is
+moved and makes no network request.
 
 Every page reads top-down: headline numbers first, then the charts that
 explain them, raw tables last and collapsed.
@@ -70,7 +70,7 @@ def _static(name: str) -> str:
 
 def render(sections: Sequence[Section], title: str, *, subtitle: str = "",
            inputs: Sequence[str] = ()) -> str:
-    """The HTML page for these sections (collapsed ones last; plotly.js by reference)."""
+    """The HTML page for these sections (collapsed ones last; plotly.js inside, gzipped)."""
     sections = order(sections)
     n_fig = sum(count_figures(s["blocks"]) for s in sections)
     tmpl = _env().get_template("report.html")
@@ -82,13 +82,11 @@ def render(sections: Sequence[Section], title: str, *, subtitle: str = "",
 
 
 def write(path: str | Path, html_text: str) -> Path:
-    """Write a page, and plotly.min.js beside it when the page draws charts."""
+    """Write a page: one self-contained file (its plotly.js inside, reports/assets.py)."""
     p = Path(path)
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         write_text(p, html_text)
-        if assets.needs_plotly(html_text):
-            assets.install_beside(p)
     except OSError as exc:
         raise InputError(f"cannot write the report: {exc.strerror}", source=str(p)) from None
     return p

@@ -273,12 +273,23 @@ def waterfall_figure(ex, method: str | None = None) -> dict:
     values = [ex.runtime_x] + [v for _, v in bars] + [ex.normalized_x]
     measure = ["absolute"] + ["relative"] * len(bars) + ["total"]
     text = [f"{ex.runtime_x:.3f}×"] + [f"{v:+.3f}×" for _, v in bars] + [f"{ex.normalized_x:.3f}×"]
-    data = [{"type": "waterfall", "orientation": "v", "x": names, "y": values, "measure": measure,
+    # floating bars (a bar's base is the running total before it): the
+    # cartesian plotly.js bundle the pages carry has no waterfall trace
+    bases, heights, colours, run = [], [], [], 0.0
+    for m, v in zip(measure, values):
+        if m == "relative":
+            bases.append(run)
+            heights.append(v)
+            colours.append("#c53030" if v > 0 else "#2f855a")
+            run += v
+        else:
+            bases.append(0.0)
+            heights.append(v)
+            colours.append("#2b6cb0")
+            run = v
+    data = [{"type": "bar", "orientation": "v", "x": names, "y": heights, "base": bases,
              "text": text, "textposition": "outside", "cliponaxis": False,
-             "connector": {"line": {"color": "#a0aec0", "width": 1}},
-             "increasing": {"marker": {"color": "#c53030"}},
-             "decreasing": {"marker": {"color": "#2f855a"}},
-             "totals": {"marker": {"color": "#2b6cb0"}},
+             "marker": {"color": colours},
              "hovertemplate": "%{x}: %{text}<extra></extra>", "showlegend": False}]
     lo = min(ex.runtime_x, ex.normalized_x, *(ex.runtime_x + sum(v for _, v in bars[:i + 1])
                                              for i in range(len(bars))))

@@ -4,7 +4,7 @@
 every system in :mod:`model.systems` (``morphling-c``, ``morphling-go``,
 ``runtimes``, ``thread-coroutine``); :func:`write_system_report` writes one.
 Each page, in the house style of :mod:`reports.page` (same template,
-stylesheet and shared plotly.min.js, every label escaped), shows:
+stylesheet and inlined plotly.js, every label escaped), shows:
 
 * a summary: what sets saturation, peak and collapse for the system (from
   the model modules' docstrings, with the profile's numbers) and, per run

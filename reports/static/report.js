@@ -40,20 +40,64 @@
       });
     });
   }
-  document.querySelectorAll("table.sortable").forEach(sortable);
-  if (typeof Plotly !== "undefined") {
-    drawAll();
-  } else {
-    // plotly.js is a separate file next to the page (reports/assets.py); say
-    // so where the charts should be rather than leaving blank boxes.
-    if (document.querySelector("div.plot[data-fig]")) {
-      var note = document.createElement("p");
-      note.className = "notice";
-      note.textContent = "The charts need plotly.min.js in the same folder as this page " +
-        "(it is written there with the page; copy it along when you move the page).";
-      var main = document.querySelector("main");
-      main.insertBefore(note, main.firstChild);
+  // Large parts travel gzipped and base64-encoded (reports/assets.py,
+  // reports/blocks.py): inflated here by the browser's DecompressionStream.
+  function inflate(b64) {
+    if (typeof DecompressionStream === "undefined") {
+      return Promise.reject(new Error("this browser cannot inflate the page's packed parts " +
+        "(DecompressionStream: Chromium 80+, Firefox 113+, Safari 16.4+)"));
     }
-    document.body.setAttribute("data-plots-rendered", "0");
+    var bin = atob(b64.trim());
+    var bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).text();
   }
+  function loadPlotly() {
+    if (typeof Plotly !== "undefined") { return Promise.resolve(); }
+    var el = document.getElementById("kvperf-plotly-gz");
+    if (!el) { return Promise.reject(new Error("no plotly.js in this page")); }
+    return inflate(el.textContent).then(function (code) {
+      var s = document.createElement("script");
+      s.text = code;
+      document.head.appendChild(s);
+    });
+  }
+  function unpack(body) {
+    return inflate(body.getAttribute("data-rows-gz")).then(function (text) {
+      var t = JSON.parse(text);
+      var frag = document.createDocumentFragment();
+      t.rows.forEach(function (row, r) {
+        var tr = document.createElement("tr");
+        if (t.classes[r]) { tr.className = t.classes[r]; }
+        row.forEach(function (cell, c) {
+          var td = document.createElement("td");
+          if (t.numeric[c]) { td.className = "num"; }
+          td.textContent = cell;
+          tr.appendChild(td);
+        });
+        frag.appendChild(tr);
+      });
+      body.appendChild(frag);
+      body.removeAttribute("data-rows-gz");
+    });
+  }
+  var tables = Array.prototype.map.call(document.querySelectorAll("tbody[data-rows-gz]"), unpack);
+  Promise.all(tables).then(function () {
+    document.querySelectorAll("table.sortable").forEach(sortable);
+  });
+  if (!document.querySelector("div.plot[data-fig]")) {
+    Promise.all(tables).then(function () {
+      document.body.setAttribute("data-plots-rendered", "0");
+    });
+    return;
+  }
+  Promise.all(tables).then(loadPlotly).then(drawAll).catch(function (err) {
+    var note = document.createElement("p");
+    note.className = "notice";
+    note.textContent = "The charts could not be drawn: " + err.message;
+    var main = document.querySelector("main");
+    main.insertBefore(note, main.firstChild);
+    document.body.setAttribute("data-plots-rendered", "0");
+  });
 })();
