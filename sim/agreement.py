@@ -42,7 +42,6 @@ analytic answer's utilisations (:func:`sim.dynamics.initial_load`).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import functools
 import math
@@ -641,7 +640,8 @@ def run(n: int, seed: int, space: str = "full", seconds: float | None = None, jo
         cols: list[str] = []
         for r in rows:
             cols += [c for c in r if c not in cols]
-        with open(csv_path, "w", newline="") as fh:
+        from model.safe_io import atomic_write
+        with atomic_write(csv_path) as fh:
             w = csv.DictWriter(fh, fieldnames=cols)
             w.writeheader()
             w.writerows(rows)
@@ -715,31 +715,32 @@ def summary(n: int, seed: int, space: str, counts: dict, named_by: dict, wall: f
     return "\n".join(lines)
 
 
-def _positive(text: str) -> float:
-    v = float(text)
-    if not (v > 0 and math.isfinite(v)):
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a number above 0")
-    return v
-
-
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m sim.agreement", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--n", type=int, default=500, help="random scenarios")
-    ap.add_argument("--seed", type=int, default=1, help="seed of the scenario sample")
-    ap.add_argument("--seconds", type=_positive, default=None,
+    from model.errors import ArgumentParser, at_least, run_command
+    from model.safe_io import output_path, output_type
+    ap = ArgumentParser(prog="python -m sim.agreement", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=at_least(1, int), default=500, help="random scenarios")
+    ap.add_argument("--seed", type=at_least(0, int), default=1, help="seed of the scenario sample")
+    ap.add_argument("--seconds", type=at_least(0, exclusive=True), default=None,
                     help="simulated seconds per scenario (default: planned per scenario)")
-    ap.add_argument("--jobs", type=int, default=1, help="processes")
+    ap.add_argument("--jobs", type=at_least(1, int), default=1, help="processes")
     ap.add_argument("--space", choices=tuple(SPACES), default="full")
     ap.add_argument("--csv", default=None, help="write one row per scenario")
-    ap.add_argument("--limit", type=_positive, default=LIMIT_S, help="seconds per engine")
-    ap.add_argument("--sim-wall", type=_positive, default=SIM_WALL_S,
+    ap.add_argument("--limit", type=at_least(0, exclusive=True), default=LIMIT_S,
+                    help="seconds per engine")
+    ap.add_argument("--sim-wall", type=at_least(0, exclusive=True), default=SIM_WALL_S,
                     help="wall seconds a simulation plans for")
     args = ap.parse_args(argv)
-    if args.n < 1 or args.jobs < 1:
-        ap.error("--n and --jobs must be at least 1")
-    counts, _named, _rows = run(args.n, args.seed, args.space, args.seconds, args.jobs,
-                                args.csv, args.limit, wall_s=args.sim_wall)
-    return 0 if passed(counts, args.n) else 1
+
+    def action() -> int:
+        if args.csv is not None:          # checked before the first scenario
+            output_type(args.csv, (".csv",), "--csv")
+            output_path(args.csv, "--csv")
+        counts, _named, _rows = run(args.n, args.seed, args.space, args.seconds, args.jobs,
+                                    args.csv, args.limit, wall_s=args.sim_wall)
+        return 0 if passed(counts, args.n) else 1
+
+    return run_command(action)
 
 
 if __name__ == "__main__":

@@ -169,6 +169,8 @@ def _main(command: str) -> Callable[[list[str]], int]:
         from sim.facts import main
     elif command == "sim.parity":
         from sim.parity import main
+    elif command == "sim.agreement":
+        from sim.agreement import main
     elif command == "calibrate.systems_fit":
         from calibrate.systems_fit import main
     else:
@@ -575,6 +577,12 @@ def other_probes() -> list[Probe]:
         out.append(Probe(f"parity-seconds:{vid}", "sim.parity", ("--seconds", value), ("--seconds",)))
     out.append(Probe("parity-profile:missing", "sim.parity", ("--profile", "{d}/absent.toml"), ("absent.toml",)))
     out.append(Probe("parity-regime:unknown", "sim.parity", ("no such regime",), ("no such regime",)))
+    for vid, value in NUMBER_VALUES.items():
+        out.append(Probe(f"agreement-n:{vid}", "sim.agreement", ("--n", value), ("--n",)))
+    for cid, path in (("missing-folder", "{d}/nowhere/a.csv"), ("folder", "{d}/out"),
+                      ("wrong-type", "{d}/out/a.html"), ("proc", "/proc/kvperf.csv")):
+        out.append(Probe(f"agreement-csv:{cid}", "sim.agreement", ("--n", "1", "--csv", path),
+                         ("--csv",)))
     return out
 
 
