@@ -153,7 +153,8 @@ def test_fifo_as_typed(tmp_path):
 INTERRUPTED = [
     ["-m", "sim", "predict", "--engine", "sim", "--seconds", "60", "--no-progress"],
     ["-m", "sim", "simulate", "--seconds", "60", "--no-progress"],
-    ["-m", "sim", "sweep", "--set", "servers=1,2,4,8,16,32,64,128,256,512"],
+    ["-m", "sim", "sweep", "--set", "servers=1,2,4,8,16,32,64,128,256,512",
+     "--set", "clients=64,128,256,512,1024,2048,4096,8192,16384,32768"],     # ~15 s of work
     ["-m", "sim", "tune", "--vary", "servers=8:512", "--vary", "clients=64:4096",
      "--generations", "30"],
     ["-m", "calibrate", "knobs", "--runs", "data/farreach_runs.csv", "--engine", "sim",
