@@ -90,7 +90,8 @@ def sweep_figure(res) -> dict:
         data.append(tr)
     base = rows[res.baseline - 1]["throughput_mops"]
     title = "Throughput per configuration" + (" with its 90 % interval" if res.has_intervals
-                                              else " (no interval in this build)")
+                                              else " (no interval: --no-intervals, or a "
+                                                   "profile without [uncertainty])")
     lay = layout(title, "throughput (MOPS)", "", height=max(260, 60 + 28 * len(rows)),
                  barmode="overlay", margin={"l": 20, "r": 20, "t": 70, "b": 50},
                  legend=dict(LEGEND_ABOVE),
@@ -161,6 +162,8 @@ def sweep_curve_figure(res) -> dict | None:
     span = max(xs) / max(min(xs), 1e-300) if min(xs) > 0 else 0
     if span >= 30:                      # client threads, records, timeouts: decades apart
         lay["xaxis"]["type"] = "log"
+    if all(isinstance(x, int) for x in xs):
+        lay["xaxis"]["tickformat"] = ",d"      # workers and threads are whole: no 8.5 tick
     return {"data": data, "layout": lay}
 
 
@@ -188,6 +191,10 @@ def sweep_tradeoff_figure(res) -> dict:
                  height=380, margin={"l": 70, "r": 30, "t": 70, "b": 60})
     lay["yaxis"]["rangemode"] = "tozero"
     lay["showlegend"] = False
+    lat = [r["latency_us"] for r in rows if r["latency_us"] and r["latency_us"] > 0
+           and math.isfinite(r["latency_us"])]
+    if lat and max(lat) / min(lat) >= 30:        # 84 us to 200 ms: decades apart
+        lay["xaxis"]["type"] = "log"
     return {"data": [tr], "layout": lay}
 
 
@@ -211,7 +218,7 @@ def sweep_sections(res, figs: _Figures | None = None) -> list[dict]:
                  "good"),
             _kpi("interval", "90 %" if res.has_intervals else "none",
                  "of the throughput" if res.has_intervals else
-                 "this build has no model.intervals: point predictions only",
+                 "point predictions: --no-intervals, or a profile without [uncertainty]",
                  "" if res.has_intervals else "warn")]
     cols = ["row"] + [key_header(k) for k in res.keys] + [
         "throughput (MOPS)" + (" [90 % interval]" if res.has_intervals else ""),
@@ -373,7 +380,8 @@ def tune_sections(t, figs: _Figures | None = None) -> list[dict]:
     kpis = [_kpi("tuned throughput", f"{t.best_mops:.4f} MOPS"
                  + (f" [{t.best_interval[0]:.4f}, {t.best_interval[1]:.4f}]"
                     if t.best_interval else ""),
-                 "90 % interval" if t.best_interval else "no interval in this build", "good"),
+                 "90 % interval" if t.best_interval else
+                 "no interval: the profile has no [uncertainty]", "good"),
             _kpi("given configuration", f"{t.start_mops:.4f} MOPS"
                  + (f" [{t.start_interval[0]:.4f}, {t.start_interval[1]:.4f}]"
                     if t.start_interval else "")),

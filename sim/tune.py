@@ -421,7 +421,8 @@ def _get(sc: Scenario, key: str) -> Any:
 # ---------------------------------------------------------------- output
 def format_tune(t: TuneResult) -> str:
     def iv(x):
-        return f" [{x[0]:.4f}, {x[1]:.4f}] (90 % interval)" if x else " (no interval in this build)"
+        return (f" [{x[0]:.4f}, {x[1]:.4f}] (90 % interval)" if x else
+                " (no interval: the profile has no [uncertainty])")
 
     w = max(len(k) for k in t.keys)
     lines = [t.objective_text, "",

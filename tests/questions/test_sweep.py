@@ -256,3 +256,19 @@ def test_curves_of_a_one_key_sweep():
                        intervals=False)
     assert sweep_curve_figure(two) is None
     assert len(sweep_tradeoff_figure(two)["data"][0]["x"]) == 4
+
+
+def test_curve_axes_follow_the_data():
+    # whole-number keys get whole ticks; latencies decades apart a log axis (issue 44)
+    from model.profile import Profile
+    from reports.questions import sweep_curve_figure, sweep_sections, sweep_tradeoff_figure
+    prof = Profile.load("tofino-testbed")
+    res = sw.run_sweep(Scenario.default(), prof, sw.parse_axes(["servers=8,10,12"]),
+                       intervals=False)
+    assert sweep_curve_figure(res)["layout"]["xaxis"]["tickformat"] == ",d"
+    assert sweep_curve_figure(res)["layout"]["xaxis"].get("type") != "log"
+    wide = sw.run_sweep(Scenario.default(), prof, sw.parse_axes(["clients=16,16384"]),
+                        intervals=False)
+    assert sweep_tradeoff_figure(wide)["layout"]["xaxis"]["type"] == "log"
+    kpis = sweep_sections(res)[0]["blocks"][0]["items"]
+    assert "--no-intervals" in next(k["note"] for k in kpis if k["label"] == "interval")
