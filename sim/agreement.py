@@ -122,22 +122,6 @@ def plan_seconds(spec: RackSpec, x_mops: float) -> float:
     return min(want, MAX_SECONDS)
 
 
-def _initial(spec: RackSpec, analytic: Prediction):
-    """:func:`sim.dynamics.initial_load` from an analytic prediction in hand."""
-    from model.rack.lsm import MIB
-    pl = spec.placement
-    machine_of = np.asarray(pl.machine_of, dtype=np.int64)
-    util = np.array([s.utilization for s in analytic.servers[:spec.servers]], dtype=float)
-    util = np.clip(np.where(np.isfinite(util), util, 0.0), 0.0, 1.0)
-    x = float(analytic.throughput_mops)
-    if not (x > 0.0 and math.isfinite(x)):
-        return util, np.zeros(pl.machines), 0.0
-    writes = x * 1e6 * np.asarray(pl.shares) * np.asarray(pl.write_frac)
-    mbps = np.bincount(machine_of, weights=writes * spec.lsm.entry_bytes,
-                       minlength=pl.machines) / MIB
-    return util, mbps, x
-
-
 @dataclass
 class SimInfo:
     planned_s: float = 0.0          # simulated seconds wanted
@@ -158,7 +142,7 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
     the horizon as :func:`sim.run.simulate` does."""
     from . import counters
     from .config import rack_config
-    from .dynamics import RackDynamics
+    from .dynamics import RackDynamics, load_of
     from .run import SimResult, _make_engine, _prediction, _timeline_row, _whole_run_scale
 
     info = SimInfo()
@@ -170,7 +154,7 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
     H = float(seconds) if fixed else plan_seconds(spec, x_a)
     info.planned_s = H
     cfg = rack_config(spec)
-    initial = _initial(spec, analytic)
+    initial = load_of(spec, analytic)
     x0 = initial[2] if initial[2] > 0 else None
     dyn = RackDynamics(spec, cfg, data_scale=_whole_run_scale(spec, H, x0), initial=initial)
     t0 = time.perf_counter()

@@ -134,14 +134,15 @@ def list_profiles() -> int:
     from model.kinds import KINDS
     from model.profile import embedded_profiles
     for name in embedded_profiles():
-        meta = Profile.load(name).meta
+        prof = Profile.load(name)
+        meta = prof.meta
         kinds = sorted(k.name for k in KINDS.values() if k.profile == name)
         default = "  (the default)" if name == DEFAULT_PROFILE else ""
         runs = meta.get("runs") or meta.get("runs_files")
         what = meta.get("description") or ("the rack model of docs/model.md"
                                            + (f", fitted to {', '.join(runs) if isinstance(runs, list) else runs}" if runs else ""))
         print(f"{name}{default}: {what}")
-        print(f"  {len(Profile.load(name).params)} parameters; predicts the run kinds: "
+        print(f"  {len(prof.params)} parameters; predicts the run kinds: "
               f"{', '.join(kinds) or '-'}")
         if meta.get("fitted_by"):
             print(f"  fitted by: {meta['fitted_by']}")

@@ -74,10 +74,14 @@ def initial_load(spec: RackSpec) -> tuple[np.ndarray, np.ndarray, float]:
     resends of stuck threads; idle where it has none)."""
     # imported here: the solver compiles (or loads its compiled code) on first use
     from model.solvers.analytic import solve
+    return load_of(spec, solve(spec))
+
+
+def load_of(spec: RackSpec, pred) -> tuple[np.ndarray, np.ndarray, float]:
+    """:func:`initial_load` from an analytic prediction of ``spec`` in hand."""
     n = spec.servers
     pl = spec.placement
     machine_of = np.asarray(pl.machine_of, dtype=np.int64)
-    pred = solve(spec)
     util = np.array([s.utilization for s in pred.servers[:n]], dtype=float)
     util = np.clip(np.where(np.isfinite(util), util, 0.0), 0.0, 1.0)
     x = float(pred.throughput_mops)                      # requests per us
