@@ -24,6 +24,15 @@ Groupings, given as text (``python -m calibrate validate --cv GROUP``):
     (numerically); repeats at the same ``order`` value count as one point.
 ``last:K``
     the mirror: hold out the last K points of every curve.
+``top:K``
+    leave the top out: hold out the K largest values of each series' *top*
+    axis and predict them from the rest, as a user asks about the next
+    connection count or core count past a campaign. The axis is declared by
+    the run kind (``RunKind.extra["top"] = {"by": (columns...), "order":
+    column}``, default its ``curve``): the thread/coroutine series hold out
+    their top connection count, the priority runs their top vCPU count (every
+    priority class of it), the runtimes' best-QPS series their top core count.
+    Series with K values or fewer only train.
 ``column:NAME``
     leave one value of column NAME out at a time (one fold per value).
 
@@ -173,6 +182,34 @@ def _rank_in_curve(rows: Sequence[Row]) -> tuple[list[int], list[int]]:
     return ranks, lengths
 
 
+def top_spec(kind: str) -> dict[str, Any]:
+    """The kind's leave-the-top-out axis: ``extra["top"]``, else its curve."""
+    from model.kinds import KINDS
+    k = KINDS.get(kind)
+    spec = None if k is None else k.extra.get("top")
+    return spec or curve_spec(kind)
+
+
+def _top(rows: Sequence[Row], arg: str) -> list[Fold]:
+    """Hold out the K largest values of every series' top axis (:func:`top_spec`)."""
+    k = _positive_int(arg, "top")
+    keys, xs = [], []
+    values: dict[tuple, set[float]] = {}
+    for r in rows:
+        kind = str(r.get("__kind__"))
+        spec = top_spec(kind)
+        key = (kind,) + tuple(str(r.get(c, "")).strip() for c in spec["by"])
+        x = _order_value(r, spec["order"])
+        keys.append(key)
+        xs.append(x)
+        values.setdefault(key, set()).add(x)
+    test = tuple(i for i, (key, x) in enumerate(zip(keys, xs))
+                 if len(values[key]) > k and x in sorted(values[key])[-k:])
+    held = set(test)
+    train = tuple(i for i in range(len(rows)) if i not in held)
+    return [Fold(f"top:{k}", train, test)]
+
+
 def _positive_int(arg: str, what: str) -> int:
     try:
         k = int(arg)
@@ -231,6 +268,7 @@ def _column(rows: Sequence[Row], name: str) -> list[Fold]:
 
 register_grouping("first", _first)
 register_grouping("last", _last)
+register_grouping("top", _top)
 register_grouping("column", _column)
 
 

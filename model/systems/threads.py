@@ -376,7 +376,10 @@ PRIO_KIND = register(RunKind(
     profile="thread-coroutine", measured=("requests", "latency_mean_us", "latency_std_us"),
     predict_row=with_intervals(_prio_row, "coroutine_priority"),
     extra={"curve": {"by": ("server_vcpus", "matrix_size", "send_interval_ms"),
-                     "order": "connection_priority"}},
+                     "order": "connection_priority"},
+           # leave-the-top-out CV (calibrate.cv, top:K) holds out a core count
+           "top": {"by": ("connection_priority", "matrix_size", "send_interval_ms"),
+                   "order": "server_vcpus"}},
     description="coroutine priority classes on 1-4 vCPUs"))
 
 

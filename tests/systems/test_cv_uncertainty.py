@@ -34,7 +34,21 @@ def test_first_and_last_split_every_curve_by_its_order_and_keep_repeats_together
     assert all(set(f.train).isdisjoint(f.test) for f in folds)
 
 
-@pytest.mark.parametrize("bad", ["first:0", "first:x", "nope:1", "first", "column:"])
+def test_top_holds_out_the_top_connection_count_and_the_top_priority_core_count():
+    rows = load_rows("thread-coroutine")
+    (f,) = make_folds(rows, "top:1")
+    held = {rows[i]["id"] for i in f.test}
+    # every thread/coroutine series loses its 64-connection run ...
+    assert {rows[i]["id"] for i in f.test if rows[i]["__kind__"] == "thread_coroutine"} == \
+        {"P07", "P15", "P23", "P31", "P39", "P47"}
+    # ... and the priority runs their top core count, every class of it
+    prio = [r for r in rows if r["__kind__"] == "coroutine_priority"]
+    assert {r["id"] for r in prio if r["server_vcpus"] == "4"} <= held
+    assert not {r["id"] for r in prio if r["server_vcpus"] == "1"} & held
+    assert set(f.train).isdisjoint(f.test) and len(f.train) + len(f.test) == len(rows)
+
+
+@pytest.mark.parametrize("bad", ["first:0", "first:x", "nope:1", "first", "column:", "top:0"])
 def test_bad_groupings_are_input_errors(bad):
     rows = _rows("morphling_go_control", ["a"] * 3, [1, 2, 3])
     with pytest.raises(InputError) as e:
