@@ -72,12 +72,14 @@ from model.registry import RunKind, register
 from model.rows import cell, choice, number
 
 from .base import ParamSpec, System, register_system
+from .pools import random_wake_burst, saturated_latency, tick_cycle
 
 STAGES = 3
 SERVICE_CV2 = 1.0      # squared CV of a request's serial work (assumption: exponential-like)
 N_CLASSES = 7
 SATURATION_LOAD = 0.95  # offered CPU / vCPUs from which the priority pool counts as saturated
 EXTRA_WAIT_CV2 = 1.0    # squared CV of the wait behind higher classes (assumption: exponential-like)
+SATURATED_CV = 1.0 / math.sqrt(3.0)   # latency std / mean wait of a saturated burst (uniform position)
 
 PARAMS = (
     ParamSpec("client_us", "us", 250.0, 0.0, 5000.0,
@@ -94,13 +96,17 @@ PARAMS = (
               "user-space coroutine switch per stage handoff (assumption: a register and "
               "stack switch, about a microsecond; only base_us + 3 x this is identified, "
               "so it is fixed and base_us carries the coroutine's serial work)", fit=False),
+    ParamSpec("coroutine_wake_us", "us", 350.0, 0.0, 5000.0,
+              "wake-up of an idle core's coroutine scheduler: when it joins a burst that the "
+              "awake scheduler is draining"),
     ParamSpec("solo_delta_us", "us", 0.0, -500.0, 500.0,
               "thread minus coroutine latency of a lone request (a blocked kernel thread wakes "
               "on its event; a coroutine waits for the runtime's next poll)"),
     ParamSpec("level_switch_us", "us", 30.0, 0.0, 2000.0,
               "delay per priority-level change between consecutive stages"),
-    ParamSpec("server_cores", "cores", 2.0, 1.0, 64.0,
-              "cores of the thread/coroutine server (assumption, not in the notes)", fit=False),
+    ParamSpec("server_cores", "cores", 4.0, 1.0, 64.0,
+              "cores of the thread/coroutine server (assumption: the notes do not say; 4, the "
+              "largest vCPU pool of the lab's priority runs on the same server)", fit=False),
     ParamSpec("warmup_ms", "ms", 250.0, 0.0, 2000.0,
               "start-up time of a run before the first request"),
     ParamSpec("jitter_us", "us", 80.0, 0.0, 5000.0,
@@ -165,13 +171,29 @@ def level_changes(prios: str | None) -> int:
     return sum(1 for a, b in zip(lv, lv[1:]) if a != b)
 
 
-def burst_work_us(model: str, conns: int, p: Profile) -> float:
+def burst_work_us(model: str, conns: float, p: Profile) -> float:
     """Serial server work per request while a burst of N requests drains: base
     work plus 3 stage handoffs (:func:`model.blocks.switch_cost`; for threads
     it grows with the 3N runnable threads per core)."""
     c = int(round(p["server_cores"]))
     return p["base_us"] + switch_cost(model, conns, STAGES, c, p["thread_switch_us"],
                                       p["coroutine_switch_us"], p["thread_ctx_us"])
+
+
+def runnable_requests(conns: int, interval: float, p: Profile) -> float:
+    """Requests whose stage threads are runnable together: the burst, N, until
+    its drain N w(N) reaches the interval; past that the server is saturated and
+    further connections skip ticks (:func:`model.systems.pools.tick_cycle`),
+    blocked on their replies, not runnable, so the run queue -- and the switch
+    cost that grows with it -- stays at the knee's N_sat, N_sat w(N_sat) =
+    interval. This is why the thread server does not collapse: its capacity
+    1 / w(N_sat) holds however many connections wait."""
+    def over(n: float) -> float:
+        return n * burst_work_us("thread", n, p) - interval
+    if over(conns) < 0 or over(1.0) >= 0:
+        return float(conns) if over(1.0) < 0 else 1.0
+    from scipy.optimize import brentq
+    return float(brentq(over, 1.0, float(conns), xtol=1e-9))
 
 
 def run_queue_burst(n: int, work: float, cores: int, cv2: float) -> BurstWait:
@@ -230,29 +252,34 @@ def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: 
     compute = p["matrix_ns"] * matrix ** 3 / 1000.0
     w = burst_work_us(model, conns, p)
     thread = model == "thread"
+    cores = int(round(p["server_cores"]))
     solo = p["client_us"] + compute + (p["solo_delta_us"] if thread else 0.0)
     if model == "coroutine":
         solo += p["level_switch_us"] * level_changes(prios)
     if thread:
-        burst = run_queue_burst(conns, w, int(round(p["server_cores"])), SERVICE_CV2)
+        n_run = runnable_requests(conns, interval, p)
+        w = burst_work_us(model, n_run, p)
+        burst = run_queue_burst(conns, w, cores, SERVICE_CV2)
     else:
-        burst = aligned_burst(conns, w, 1, SERVICE_CV2)
-    spread = burst.std
+        burst = random_wake_burst(conns, w, cores, p["coroutine_wake_us"], SERVICE_CV2)
+    jitter = unloaded_jitter(interval_ms, p)
     if burst.drain < interval:
-        wait = burst.mean
-        x = conns / interval
-        sat = False
+        wait, spread, sat = burst.mean, burst.std, False
+        std = math.hypot(jitter, spread)
+        x = conns / tick_cycle(interval, solo + wait, std)
     else:
-        # saturated: a connection sends again only when its reply is back
-        cl = closed_loop(conns, interval, [w])
-        x = cl.throughput
-        wait = max(cl.response - w, burst.mean)
-        spread = max(spread, wait / math.sqrt(3.0))
+        # saturated: the server drains at most conns / drain requests a unit;
+        # late replies make their connections skip ticks until the sends fall
+        # to that rate (Little's law on the cycle), so no collapse
+        x = conns / burst.drain
+        lat = saturated_latency(conns, interval, x, SATURATED_CV, solo + burst.mean)
+        wait = lat - solo
+        spread = max(burst.std, SATURATED_CV * wait)
+        std = math.hypot(jitter, spread)
         sat = True
     req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
-    std = math.hypot(unloaded_jitter(interval_ms, p), spread)
     return {"latency_mean_us": solo + wait, "latency_std_us": std,
-            "requests": req, "utilization": min(1.0, x * (w + compute) / int(round(p["server_cores"]))),
+            "requests": req, "utilization": min(1.0, x * (w + compute) / cores),
             "saturated": float(sat)}
 
 
