@@ -20,11 +20,17 @@ interval brings a burst of N requests (:func:`model.blocks.aligned_burst`).
   requests' stages interleave (round-robin) and completions move towards the
   end of the burst: mean wait (N-1) w (1/2 + q/3), the std that of the
   mixture of the two orders (:func:`run_queue_burst`).
+* Coroutines: one scheduler per core; the idle cores' schedulers join a
+  burst after a wake-up (:func:`model.systems.pools.random_wake_burst`), so a
+  long burst drains on every core and latency grows slowly.
+* A connection skips the ticks that pass while its reply is out
+  (:func:`model.systems.pools.tick_cycle`).
 * Saturation: the burst no longer drains within the interval (N w >= the
-  interval); connections then wait for their replies (a closed loop at
-  capacity 1/w, :func:`model.blocks.closed_loop`), completed requests fall
-  below the offered ones and latency grows with N w: between 32 and 64
-  connections for threads, far beyond 128 for coroutines.
+  interval). Late connections skip ticks, blocked rather than runnable, so
+  the thread run queue and its switch cost stay at the knee
+  (:func:`runnable_requests`): requests hold at the capacity and latency
+  grows linearly with N (:func:`model.systems.pools.saturated_latency`),
+  no collapse. About 47 connections for threads at m = 1.
 * Stages at different priorities add ``level_switch_us`` per change.
 Latency = ``client_us`` + that; requests = completed rate x (run - ``warmup_ms``).
 
