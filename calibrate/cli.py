@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--cv", metavar="GROUP",
                    help="cross-validate instead: refit without each group and predict it; "
                         "first:K (fit on the first K points of every curve), last:K, "
-                        "column:NAME (leave one value out at a time)")
+                        "top:K (leave each series' K largest connection or core counts "
+                        "out: extrapolation), column:NAME (leave one value out at a time)")
     v.add_argument("--priors", metavar="PRIORS.toml", help="with --cv: starting values for refits")
     add_flag(v)
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 import math
 
-from scipy import optimize, stats
+from scipy.special import gammaincc
 
 from model.blocks import BurstWait
 from model.errors import InputError
@@ -99,7 +99,7 @@ def _ceil_mean(mean: float, std: float, interval: float) -> float:
     scale = std * std / mean
     total, k = 1.0, 1
     while True:
-        p = float(stats.gamma.sf(k * interval, shape, scale=scale))
+        p = float(gammaincc(shape, k * interval / scale))
         total += p
         if p < 1e-9 or k > 100000:
             return total
@@ -132,4 +132,7 @@ def saturated_latency(n: int, interval: float, capacity: float, cv: float,
     hi = max(floor, interval)
     while f(hi) < 0:
         hi *= 2.0
-    return float(optimize.brentq(f, floor, hi, xtol=1e-6 * hi))
+    # scipy.optimize is imported here: every '--runs' command imports the
+    # kinds, and with them this module (tests/cli: 0.3 s of import)
+    from scipy.optimize import brentq
+    return float(brentq(f, floor, hi, xtol=1e-6 * hi))
