@@ -2,7 +2,9 @@
 
 ``python -m sim.parity [--seconds S] [NAME ...]`` prints, for each regime,
 throughput and per-server wait and process time from the analytic solver
-and the fast simulator, with their relative differences. The regimes are
+and the fast simulator, with their relative differences, and the client
+latency's p50, p95 and p99 (model.solvers.latency_tail against the
+simulator's histogram). The regimes are
 the ones where the mechanisms matter (loss and timeouts, WAL switches,
 write stalls, oversubscribed cores, too few clients) and every scenario of
 ``python -m sim.facts``. tests/parity/ asserts the bounds of issue 11 on
@@ -106,6 +108,17 @@ class Comparison:
     def throughput_diff(self) -> float:
         return self._rel(self.analytic.throughput_mops, self.sim_throughput)
 
+    def percentile_diff(self, key: str) -> float:
+        """Relative difference of a client latency percentile (``p50``,
+        ``p95``, ``p99``): the analytic form (model.solvers.latency_tail)
+        against the simulators' mean over the seeds."""
+        sims = [r.details.get("latency_us_percentiles", {}).get(key, math.nan)
+                for r in self.sim_runs]
+        sims = [v for v in sims if math.isfinite(v)]
+        a = self.analytic.details.get("latency_us_percentiles", {}).get(key, math.nan)
+        return self._rel(a, float(np.mean(sims))) if sims else (0.0 if not math.isfinite(a)
+                                                                 else math.inf)
+
     def server_diff(self, field: str) -> float:
         """Largest relative difference of a per-server field over the busy workers.
 
@@ -162,12 +175,15 @@ def main(argv=None) -> int:
                              "names) every regime",
                              field=unknown[0])
         print(f"{'regime':44} {'analytic':>9} {'sim':>9} {'diff':>6}   {'wait diff':>9} "
-              f"{'proc diff':>9}   (MOPS; worst busy worker)")
+              f"{'proc diff':>9}   {'p50 diff':>8} {'p95 diff':>8} {'p99 diff':>8}   "
+              "(MOPS; worst busy worker; client latency percentiles)")
         for nm in names:
             c = compare(nm, pf, seconds=args.seconds, scenario=all_regimes[nm])
             print(f"{nm:44} {c.analytic.throughput_mops:9.4f} {c.sim_throughput:9.4f} "
                   f"{100 * c.throughput_diff:5.1f}%   {100 * c.server_diff('wait_us'):8.1f}% "
-                  f"{100 * c.server_diff('process_us'):8.1f}%", flush=True)
+                  f"{100 * c.server_diff('process_us'):8.1f}%   "
+                  + " ".join(f"{100 * c.percentile_diff(k):7.1f}%" for k in ("p50", "p95", "p99")),
+                  flush=True)
         return 0
 
     return run_command(action)

@@ -62,6 +62,7 @@ from ..rack.arrays import per_worker
 from ..rack.bottleneck import Outcome
 from ..rack.service import run_average_cost
 from ..regimes import caveat_dicts
+from . import latency_tail
 from ._jit import njit, prange, register_jitable
 
 __all__ = ["AnalyticSolver", "solve", "solve_many", "X_TOL"]
@@ -852,6 +853,12 @@ def _outcome(spec: RackSpec, ro: np.ndarray, wo: np.ndarray) -> tuple[Outcome, d
         "memtable_fill_s": fill.tolist(),
         "flush_busy_fraction": wo[:, V_FLUSH_BUSY].tolist(),
         "write_stop_fraction": wo[:, V_STALL].tolist(),
+        # what the response-time distribution is built from (model.solvers.latency_tail)
+        "residence_us": wo[:, V_R].tolist(),
+        "queue_requests": wo[:, V_Q].tolist(),
+        "block_fraction": wo[:, V_BLOCK].tolist(),
+        "lost_per_request": lost,
+        "resends_per_request": float(ro[O_RESENDS]),
         "buffer_pkts": float(spec.network.buffer_pkts),
         "evaluations": int(ro[O_EVALS]),
         "cycle_us": float(ro[O_CYCLE]),
@@ -912,6 +919,7 @@ def solve_many(specs: Sequence[RackSpec],
             pred = from_outcome(specs[r], outcome, "analytic", details)
             # regimes where the mean values are known to be off (model.regimes)
             pred.details["caveats"] = caveat_dicts(specs[r], pred)
+            pred.details["latency_us_percentiles"] = latency_tail.percentiles(specs[r], pred)
             out[r] = pred
         done += len(part)
         tell(done, len(specs))
