@@ -162,14 +162,16 @@ def explain(scenario: Scenario | str | Mapping | None = None, profile: Profile |
 
 def tune(vary: Mapping[str, Any], scenario: Scenario | str | Mapping | None = None,
          profile: Profile | str | None = None, *, objective: str = "throughput",
-         max_latency_us: float | None = None, generations: int = 12, seed: int = 1,
-         explain: bool = True):
+         max_latency_us: float | None = None, latency_stat: str = "mean",
+         generations: int = 12, seed: int = 1, explain: bool = True):
     """The best configuration within ``vary`` (``{key: (lo, hi)}`` for a numeric
     range, ``{key: [v1, v2, ...]}`` for a set of values) by the analytic model;
     a :class:`sim.tune.TuneResult` (``best_values``, ``gain_pct``,
-    ``explanation``, ``to_frame()``)."""
+    ``explanation``, ``to_frame()``, ``pareto``: throughput against p99).
+    ``latency_stat``: the latency the objective and bound read (``mean``,
+    ``p50``, ``p95``, ``p99``)."""
     from sim.tune import parse_dimensions, tune as _tune
     dims = parse_dimensions(vary, source="tune")
     return _tune(load_scenario(scenario), load_profile(profile), dims, objective=objective,
-                 max_latency_us=max_latency_us, generations=generations, seed=seed,
-                 explain_result=explain)
+                 max_latency_us=max_latency_us, latency_stat=latency_stat,
+                 generations=generations, seed=seed, explain_result=explain)

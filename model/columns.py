@@ -55,3 +55,19 @@ def farreach_columns(p: Prediction, how: str = "avg") -> dict[str, Any]:
         out[f"server_wait_{s}"] = stat(waits, shares, s)
         out[f"server_process_{s}"] = stat(procs, shares, s)
     return out
+
+
+#: the client latency's percentiles every rack prediction carries (us)
+LATENCY_PERCENTILES = ("p50", "p95", "p99")
+
+
+def latency_columns(p: Prediction, prefix: str = "latency") -> dict[str, float]:
+    """The client latency: its mean (Little's law) and percentiles, us
+    (``latency_us``, ``latency_p50_us``, ...; NaN where a solver gives none)."""
+    pc = (p.details or {}).get("latency_us_percentiles") or {}
+    out = {f"{prefix}_us": p.client.latency_us}
+    for k in LATENCY_PERCENTILES:
+        v = pc.get(k)
+        out[f"{prefix}_{k}_us"] = float(v) if isinstance(v, (int, float)) else float("nan")
+    return out
+

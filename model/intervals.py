@@ -94,11 +94,19 @@ def columns_with_intervals(centre: Mapping[str, Any], at_points: Sequence[Mappin
         if isinstance(v, (list, tuple)):
             continue
         sd = log_sd(v, [p.get(c) for p in at_points]) if at_points else 0.0
-        noise = noise_of(profile, c, kind) or _kind_noise(profile, kind)
+        noise = noise_of(profile, c, kind) or _latency_noise(profile, c, kind) \
+            or _kind_noise(profile, kind)
         if sd is None or (sd == 0.0 and noise == 0.0):
             continue
         out[f"pred_{c}_lo"], out[f"pred_{c}_hi"] = interval(v, sd, noise, z)
     return out
+
+
+def _latency_noise(profile: Profile, column: str, kind: str | None) -> float:
+    """A latency column no fit weighed (the rack kinds measure none): the
+    kind's throughput noise, as in a closed loop the latency is threads /
+    throughput; 0 for other columns."""
+    return noise_of(profile, "mops", kind) if column.startswith("latency") else 0.0
 
 
 def _kind_noise(profile: Profile, kind: str | None) -> float:
@@ -141,7 +149,28 @@ def predict_with_intervals(scenarios: Sequence[Any], profile: Profile, z: float 
     for i, p in enumerate(preds[0]):
         iv = throughput_interval(p.throughput_mops, [q[i].throughput_mops for q in preds[1:]],
                                  profile, kind, z) or {}
+        lat = percentile_intervals(p, [q[i] for q in preds[1:]], profile, kind, z)
+        if lat:
+            p.details["latency_us_percentile_intervals"] = lat
         out.append(IntervalPrediction(p, iv.get("lo_mops"), iv.get("hi_mops"), level))
+    return out
+
+
+def percentile_intervals(centre: Any, at_points: Sequence[Any], profile: Profile,
+                         kind: str = "farreach_runs", z: float = Z90) -> dict[str, dict]:
+    """``{p50: {lo_us, hi_us, level}, ...}``: intervals of the latency
+    percentiles (``details["latency_us_percentiles"]``) from their values at
+    the sigma points and the run-to-run noise of the kind's throughput (no
+    rack kind measures percentiles; :func:`_latency_noise`)."""
+    from .columns import latency_columns
+    cols = columns_with_intervals(latency_columns(centre),
+                                  [latency_columns(q) for q in at_points], profile, kind, z)
+    level = 2.0 * _norm_cdf(z) - 1.0
+    out = {}
+    for k in ("p50", "p95", "p99"):
+        c = f"pred_latency_{k}_us"
+        if f"{c}_lo" in cols:
+            out[k] = {"lo_us": cols[f"{c}_lo"], "hi_us": cols[f"{c}_hi"], "level": level}
     return out
 
 

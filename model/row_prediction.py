@@ -63,9 +63,9 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
     out = []
     for row, ss in zip(rows, needs):
         at = [[solved[s][j] for s in ss] for j in range(1 + len(points))]
-        centre = _located(lambda: form.columns(row, at[0]), row, source)
+        centre = _with_latency(_located(lambda: form.columns(row, at[0]), row, source), at[0])
         if intervals:
-            others = [form.columns(row, a) for a in at[1:]]
+            others = [_with_latency(form.columns(row, a), a) for a in at[1:]]
             out.append(columns_with_intervals(centre, others, profile, kind.name))
         else:
             out.append({f"pred_{c}": v for c, v in centre.items()})
@@ -75,6 +75,15 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
                              "cliff): the figures are those at the jump; the simulator "
                              "alternates between the two sides (python -m sim simulate)")
     return out
+
+
+def _with_latency(cols: dict[str, Any], preds: list) -> dict[str, Any]:
+    """A rack row's columns plus its own rack's client latency, mean and
+    percentiles (predicted whether or not the row measured them; a kind
+    that measures them under these names keeps its own)."""
+    from .columns import latency_columns
+    return {**cols, **{k: v for k, v in latency_columns(preds[0]).items() if k not in cols}} \
+        if preds else cols
 
 
 #: the column that flags a row whose answer sits at a jump of the load balance

@@ -325,11 +325,22 @@ def _done(pred: Prediction, args) -> int:
     return 0
 
 
-def prediction_json(pred: Prediction) -> dict[str, Any]:
+def prediction_json(pred: Prediction, sc: Scenario | None = None,
+                    profile: Profile | None = None) -> dict[str, Any]:
     """The machine-readable contract of docs/contracts.md (non-finite -> null);
-    ``partial`` is true when a simulation was stopped by Ctrl-C."""
+    ``partial`` is true when a simulation was stopped by Ctrl-C; ``scenario``
+    and ``profile`` name what was predicted when given."""
     d = pred.to_dict()
     d["partial"] = bool(pred.details.get("interrupted", False))
+    pc = pred.details.get("latency_us_percentiles") or {}
+    d["latency_us_percentiles"] = {k: pc.get(k) for k in ("p50", "p95", "p99")}
+    iv = pred.details.get("latency_us_percentile_intervals")
+    if iv:
+        d["latency_us_percentiles"]["intervals"] = iv
+    if sc is not None:
+        d["scenario"] = sc.name
+    if profile is not None:
+        d["profile"] = profile.name
     return _finite(d)
 
 
@@ -348,7 +359,7 @@ def _finite(x):
 def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
     if args.html:
         from reports import build_report, profile_dict
-        d = prediction_json(pred)
+        d = prediction_json(pred, sc, profile)
         # A simulation also gets its per-second timeline, with stalls shaded.
         timeline = d.get("details", {}).get("timeline")
         partial = _partial(pred, args)
@@ -357,7 +368,7 @@ def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:
                      title=(f"{partial} -- " if partial else "")
                      + f"{'Simulation' if timeline else 'Prediction'}: {sc.name}")
     if args.json:
-        print(json.dumps(prediction_json(pred), indent=1))
+        print(json.dumps(prediction_json(pred, sc, profile), indent=1))
     else:
         partial = _partial(pred, args)
         print((partial + "\n" if partial else "") + format_table(pred, sc, profile))
@@ -384,6 +395,27 @@ def _us(v: float) -> str:
 def pred_source(sc: Scenario) -> str:
     return f"workload profile '{sc.workload.profile}'" if sc.workload.profile else \
         f"{sc.workload.generator} generator as the public code runs it"
+
+
+def _percentile_lines(pred: Prediction) -> list[str]:
+    """p50 / p95 / p99 of the client latency (us), with their intervals where
+    the profile gives them; the simulator's are of the requests it completed."""
+    pc = pred.details.get("latency_us_percentiles") or {}
+    keys = [k for k in ("p50", "p95", "p99") if isinstance(pc.get(k), (int, float))
+            and math.isfinite(pc[k])]
+    if not keys or pred.throughput_mops <= 0:
+        return []
+    iv = pred.details.get("latency_us_percentile_intervals") or {}
+    vals = " / ".join(f"{pc[k]:,.0f}" for k in keys)
+    line = f"  latency {'/'.join(keys):<12} {vals} us"
+    if iv:
+        level = next(iter(iv.values()))["level"]
+        line += (f"  ({100 * level:.0f} % intervals: "
+                 + "; ".join(f"{k} {iv[k]['lo_us']:,.0f} - {iv[k]['hi_us']:,.0f} us"
+                             for k in keys if k in iv) + ")")
+    if pred.engine == "sim":
+        line += "  (of the completed requests)"
+    return [line]
 
 
 def _caveats(pred: Prediction) -> list[str]:
@@ -423,6 +455,7 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"  client send          {_us(pred.client.send_us)}",
         f"  client latency       "
         f"{_us(pred.client.latency_us) if pred.throughput_mops > 0 else 'never (no request completes)'}",
+        *_percentile_lines(pred),
         f"  packet loss          {pred.pktloss:,.0f} packets per run of "
         f"{_queries(sc)} queries (dropped at full receive buffers)",
         f"  resends              {pred.false_pos:,.0f} packets per run of {_queries(sc)} queries "

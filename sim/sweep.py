@@ -9,7 +9,8 @@ where the build provides :mod:`model.intervals` (otherwise the table says
 that there is no interval; no number stands in for one).
 
 Each row carries throughput (MOPS, interval, % against the baseline row),
-client latency (us, % against the baseline), a summary of the per-server
+client latency (us, % against the baseline; its p50, p95 and p99 with the p99's
+interval), a summary of the per-server
 breakdown (wait min/mean/max and process mean/max over the workers that get
 requests, in us; the busiest worker's utilisation), stalled time (% of worker
 time), packet loss and resends (packets per run) and the bottleneck (kind in
@@ -237,6 +238,7 @@ def summary_row(pred: Prediction, interval: tuple[float, float] | None = None) -
         "throughput_lo_mops": interval[0] if interval else None,
         "throughput_hi_mops": interval[1] if interval else None,
         "latency_us": pred.client.latency_us,
+        **_percentiles(pred),
         "cache_hit_ratio": pred.cache_hit_ratio,
         "normalized_x": pred.normalized_x,
         "wait_min_us": min(waits) if waits else nan,
@@ -252,6 +254,16 @@ def summary_row(pred: Prediction, interval: tuple[float, float] | None = None) -
         "bottleneck": pred.bottleneck.kind,
         "bottleneck_text": pred.bottleneck.text(),
     }
+
+
+def _percentiles(pred: Prediction) -> dict[str, Any]:
+    """The latency's p50 / p95 / p99 (us), and the p99's interval where there is one."""
+    from model.columns import latency_columns
+    out = {k: v for k, v in latency_columns(pred).items() if k != "latency_us"}
+    iv = (pred.details.get("latency_us_percentile_intervals") or {}).get("p99") or {}
+    out["latency_p99_lo_us"] = iv.get("lo_us")
+    out["latency_p99_hi_us"] = iv.get("hi_us")
+    return out
 
 
 def _setting(sc: Scenario, key: str) -> Any:
@@ -331,6 +343,8 @@ class SweepResult:
 COLUMN_UNITS = {
     "throughput_mops": "MOPS", "throughput_lo_mops": "MOPS", "throughput_hi_mops": "MOPS",
     "throughput_vs_baseline_pct": "%", "latency_us": "us", "latency_vs_baseline_pct": "%",
+    "latency_p50_us": "us", "latency_p95_us": "us", "latency_p99_us": "us",
+    "latency_p99_lo_us": "us", "latency_p99_hi_us": "us",
     "cache_hit_ratio": "fraction", "normalized_x": "x over NoCache", "wait_min_us": "us",
     "wait_mean_us": "us", "wait_max_us": "us", "process_mean_us": "us", "process_max_us": "us",
     "utilization_max_pct": "%", "idle_workers": "workers", "stall_pct": "% of worker time",
@@ -419,6 +433,8 @@ def format_table(res: SweepResult) -> str:
                            for r in res.rows]),
         ("vs base", "%", ["base" if r["is_baseline"] else _signed(r["latency_vs_baseline_pct"])
                           for r in res.rows]),
+        ("p99 latency", "us", [f"{r['latency_p99_us']:,.0f}" if math.isfinite(r["latency_p99_us"])
+                               else "–" for r in res.rows]),
         ("wait min/mean/max", "us", [f"{_f(r['wait_min_us'], 3)}/{_f(r['wait_mean_us'], 3)}/"
                                      f"{_f(r['wait_max_us'], 3)}" for r in res.rows]),
         ("process mean/max", "us", [f"{_f(r['process_mean_us'], 3)}/{_f(r['process_max_us'], 3)}"

@@ -11,7 +11,11 @@ and configurations already solved are not solved again.
 
 Objectives: the most throughput (default), or the least client latency
 (``--objective latency``); ``--max-latency-us N`` keeps only configurations
-whose mean client latency is at most N us (a penalty outside).
+whose client latency is at most N us (a penalty outside). The latency is
+the mean by default, or a percentile with ``--latency-stat p50|p95|p99``
+(:mod:`model.solvers.latency_tail`). Every configuration solved records
+both; the trade-off the search saw is the Pareto front of throughput
+against p99 latency, configurations beyond the bound marked.
 
 The result names the tuned configuration, its predicted throughput against
 the given configuration's (with the 90 % interval where the build has
@@ -33,6 +37,8 @@ import numpy as np
 from model.errors import InputError, at_least
 from model.profile import Profile
 from model.scenario import SECTIONS, Scenario, parse_value, resolve_key
+
+from model.columns import latency_columns
 
 from .sweep import solve as solve_with_intervals
 
@@ -209,20 +215,25 @@ class TuneResult:
     profile: str = ""
     feasible_start: bool = True
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)   # numeric ranges
+    latency_stat: str = "mean"        # the latency the objective and the bound read
+
+    @property
+    def latency_column(self) -> str:
+        return latency_column(self.latency_stat)
 
     def feasible(self, h: Mapping[str, Any]) -> bool:
         """A solved configuration within the latency bound (all, without one)."""
-        lat = h["latency_us"]
+        lat = h[self.latency_column]
         return self.max_latency_us is None or (math.isfinite(lat) and lat <= self.max_latency_us)
 
     @property
     def pareto(self) -> list[dict[str, Any]]:
         """The solved configurations no other beats on both throughput and
-        latency (more MOPS at no more latency), by latency: the trade-off the
+        p99 latency (more MOPS at no more p99), by p99: the trade-off the
         search saw, of which the tuned configuration is one end."""
         pts = sorted((h for h in self.history if math.isfinite(h["throughput_mops"])
-                      and h["throughput_mops"] > 0 and math.isfinite(h["latency_us"])),
-                     key=lambda h: (h["latency_us"], -h["throughput_mops"]))
+                      and h["throughput_mops"] > 0 and math.isfinite(h[FRONT_LATENCY])),
+                     key=lambda h: (h[FRONT_LATENCY], -h["throughput_mops"]))
         front, best = [], -math.inf
         for h in pts:
             if h["throughput_mops"] > best:
@@ -250,8 +261,10 @@ class TuneResult:
 
     @property
     def objective_text(self) -> str:
-        what = "most throughput" if self.objective == "throughput" else "least client latency"
-        bound = (f", client latency at most {self.max_latency_us:,.0f} us"
+        stat = "mean" if self.latency_stat == "mean" else self.latency_stat
+        what = "most throughput" if self.objective == "throughput" else \
+            f"least client latency ({stat})"
+        bound = (f", client latency ({stat}) at most {self.max_latency_us:,.0f} us"
                  if self.max_latency_us is not None else "")
         return (f"Objective: {what}{bound}. Search: {self.method}, {self.evaluations} "
                 f"configurations solved by the analytic model (profile '{self.profile}').")
@@ -260,6 +273,7 @@ class TuneResult:
         from .explain_cli import _finite
         return _finite({
             "objective": self.objective, "max_latency_us": self.max_latency_us,
+            "latency_stat": self.latency_stat,
             "varied": {k: self.ranges[k] for k in self.keys},
             "given": self.start_values, "tuned": self.best_values,
             "given_mops": self.start_mops, "tuned_mops": self.best_mops,
@@ -297,8 +311,19 @@ class TuneResult:
         return write_tune(self, path)
 
 
+#: the latency statistics the objective and the bound can read -> history column
+LATENCY_STATS = ("mean", "p50", "p95", "p99")
+#: the latency the Pareto front is drawn against
+FRONT_LATENCY = "latency_p99_us"
+
+
+def latency_column(stat: str) -> str:
+    return "latency_us" if stat == "mean" else f"latency_{stat}_us"
+
+
 def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
          objective: str = "throughput", max_latency_us: float | None = None,
+         latency_stat: str = "mean",
          generations: int = 12, popsize: int = 6, seed: int = 1,
          explain_result: bool = True, progress: bool = False) -> TuneResult:
     """Search ``dims`` around ``base`` (module docstring)."""
@@ -312,6 +337,10 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
                          field="--max-latency-us")
     if generations < 1:
         raise InputError("must be at least 1", field="--generations")
+    if latency_stat not in LATENCY_STATS:
+        raise InputError(f"unknown latency statistic {latency_stat!r}; allowed: "
+                         + ", ".join(LATENCY_STATS), field="--latency-stat")
+    lat_col = latency_column(latency_stat)
     dims = list(dims)
     cache: dict[tuple, tuple[float, float, bool]] = {}      # values -> (MOPS, latency us, valid)
     history: list[dict[str, Any]] = []
@@ -338,10 +367,10 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
                 cache[v] = (math.nan, math.nan, False)
         if scs:
             for v, pred in zip(keep, predict_many(scs, profile)):
-                cache[v] = (pred.throughput_mops, pred.client.latency_us, True)
+                lat = latency_columns(pred)
+                cache[v] = (pred.throughput_mops, lat[lat_col], True)
                 history.append({**{d.key: x for d, x in zip(dims, v)},
-                                "throughput_mops": pred.throughput_mops,
-                                "latency_us": pred.client.latency_us,
+                                "throughput_mops": pred.throughput_mops, **lat,
                                 "bottleneck": pred.bottleneck.kind})
 
     def func(X):
@@ -384,7 +413,7 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
                          "maxnum)", field="--vary")
     if max_latency_us is not None and energy(*cache[best_v]) >= 1e3:
         lat = cache[best_v][1]
-        raise InputError(f"no configuration found with client latency at most "
+        raise InputError(f"no configuration found with client latency ({latency_stat}) at most "
                          f"{max_latency_us:,.0f} us (the lowest seen: {lat:,.0f} us)",
                          field="--max-latency-us")
     best_sc = base.updated(dict(zip((d.key for d in dims), best_v)), source="--vary")
@@ -396,13 +425,13 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
             ex = explain(best_sc, profile)
         else:
             note = "the tuned configuration has the cache off: no gain to explain"
-    start_lat = p_start.client.latency_us
+    start_lat = latency_columns(p_start)[lat_col]
     return TuneResult(
         keys=[d.key for d in dims], ranges={d.key: d.describe() for d in dims},
         start_values={d.key: _get(base, d.key) for d in dims},
         best_values=dict(zip((d.key for d in dims), best_v)),
         start_mops=p_start.throughput_mops, best_mops=p_best.throughput_mops,
-        start_latency_us=start_lat, best_latency_us=p_best.client.latency_us,
+        start_latency_us=start_lat, best_latency_us=latency_columns(p_best)[lat_col],
         start_interval=iv_start, best_interval=iv_best, objective=objective,
         max_latency_us=max_latency_us, evaluations=len(cache), generations=int(res.nit),
         method=f"scipy differential evolution (popsize {popsize}, {int(res.nit)} generations, "
@@ -410,7 +439,8 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
         best_scenario=best_sc, start_scenario=base, explanation=ex, explain_note=note,
         history=history, profile=profile.name,
         feasible_start=max_latency_us is None or start_lat <= max_latency_us,
-        bounds={d.key: (d.lo, d.hi) for d in dims if d.kind != "choice"})
+        bounds={d.key: (d.lo, d.hi) for d in dims if d.kind != "choice"},
+        latency_stat=latency_stat)
 
 
 def _get(sc: Scenario, key: str) -> Any:
@@ -436,7 +466,8 @@ def format_tune(t: TuneResult) -> str:
         f"  tuned throughput   {t.best_mops:.4f} MOPS{iv(t.best_interval)}",
         f"  given throughput   {t.start_mops:.4f} MOPS{iv(t.start_interval)}",
         f"  predicted gain     {t.gain_pct:+.1f} % (tuned vs given)",
-        f"  client latency     {t.best_latency_us:,.0f} us tuned, {t.start_latency_us:,.0f} us given",
+        f"  client latency     {t.best_latency_us:,.0f} us tuned, {t.start_latency_us:,.0f} us given"
+        f" ({'mean' if t.latency_stat == 'mean' else t.latency_stat})",
     ]
     if not t.feasible_start:
         lines.append(f"  (the given configuration exceeds the latency bound of "
@@ -447,15 +478,16 @@ def format_tune(t: TuneResult) -> str:
                      f"({t.ranges[k]}): the optimum may lie beyond it; widen --vary {k}")
     front = t.pareto
     if len(front) > 1:
-        lines += ["", "Throughput against client latency: the configurations solved that no "
-                      "other beats on both (" + ("x: beyond the latency bound" if
-                                                 t.max_latency_us is not None else
-                                                 "fastest first") + ")",
-                  f"  {'latency us':>12}  {'MOPS':>8}  setting"]
+        lines += ["", "Throughput against p99 client latency: the configurations solved that "
+                      "no other beats on both (" + ("x: beyond the latency bound" if
+                                                    t.max_latency_us is not None else
+                                                    "fastest first") + ")",
+                  f"  {'p99 us':>12}  {'mean us':>10}  {'MOPS':>8}  setting"]
         shown = front if len(front) <= 10 else front[::max(1, len(front) // 10)][:9] + front[-1:]
         for h in shown:
             mark = " " if t.feasible(h) else "x"
-            lines.append(f"{mark} {h['latency_us']:12,.0f}  {h['throughput_mops']:8.4f}  "
+            lines.append(f"{mark} {h[FRONT_LATENCY]:12,.0f}  {h['latency_us']:10,.0f}  "
+                         f"{h['throughput_mops']:8.4f}  "
                          + " ".join(f"{k}={_show(h[k])}" for k in t.keys))
     if t.explanation is not None:
         from .explain_cli import format_explanation
@@ -507,6 +539,9 @@ def add_parser(sub) -> None:
                    help="what may change: a numeric range or a set of values (repeatable)")
     p.add_argument("--objective", choices=("throughput", "latency"), default="throughput",
                    help="maximise throughput (default) or minimise client latency")
+    p.add_argument("--latency-stat", choices=LATENCY_STATS, default="mean",
+                   help="the client latency --objective latency and --max-latency-us read: "
+                        "the mean (default) or a percentile")
     p.add_argument("--max-latency-us", type=at_least(0, exclusive=True), metavar="N",
                    help="only configurations whose mean client latency is at most N us")
     p.add_argument("--generations", type=at_least(1, int), default=12, metavar="N",
@@ -526,6 +561,7 @@ def run(args) -> int:
     dims = parse_dimensions(args.vary)
     sc, profile = load_inputs(args)
     t = tune(sc, profile, dims, objective=args.objective, max_latency_us=args.max_latency_us,
+             latency_stat=args.latency_stat,
              generations=args.generations, seed=args.seed, progress=not args.json)
     if args.json:
         print(json.dumps(t.to_dict(), indent=1))

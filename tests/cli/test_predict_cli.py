@@ -47,6 +47,33 @@ def test_json_contract():
     assert abs(sum(s["share"] for s in d["servers"]) - (1 - d["cache_hit_ratio"])) < 1e-6
 
 
+def test_latency_percentiles_in_table_and_json():
+    """p50 / p95 / p99 with their 90 % intervals in the table; the JSON names
+    the scenario and profile and carries the percentiles (issue 44)."""
+    out = run("predict", "--set", "servers=4").stdout
+    line = [l for l in out.splitlines() if l.strip().startswith("latency p50/p95/p99")]
+    assert len(line) == 1 and " us" in line[0] and "90 % intervals" in line[0]
+    d = json.loads(run("predict", "--json", "--set", "servers=4").stdout)
+    assert d["scenario"] == "farreach-rack" and d["profile"] == "tofino-testbed"
+    pc = d["latency_us_percentiles"]
+    assert 0 < pc["p50"] < pc["p95"] < pc["p99"]
+    for k in ("p50", "p95", "p99"):
+        iv = pc["intervals"][k]
+        assert iv["lo_us"] < pc[k] < iv["hi_us"] and iv["level"] == pytest.approx(0.9)
+    assert pc["p50"] < d["client"]["latency_us"] * 5
+
+
+def test_batch_adds_latency_percentile_columns(tmp_path):
+    out = tmp_path / "o.csv"
+    run("predict", "--runs", str(DATA / "farreach_tuning.csv"), "--out", str(out))
+    rows = read_csv(out)
+    for r in rows:
+        p50, p95, p99 = (float(r[f"pred_latency_{k}_us"]) for k in ("p50", "p95", "p99"))
+        assert 0 < p50 <= p95 <= p99
+        assert float(r["pred_latency_p99_us_lo"]) < p99 < float(r["pred_latency_p99_us_hi"])
+        assert float(r["pred_latency_us"]) > 0
+
+
 @pytest.mark.parametrize("args, words", [
     (["--set", "servers=0"], "servers.count"),
     (["--set", "storage.colour=red"], "storage.colour"),

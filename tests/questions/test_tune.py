@@ -95,16 +95,34 @@ def test_trade_off_front_and_range_edges(capsys):
     d = _json.loads(capsys.readouterr().out)
     front = d["pareto"]
     assert len(front) >= 2
-    lats = [p["latency_us"] for p in front]
+    # the front is throughput against p99 latency; the bound reads the mean
+    lats = [p["latency_p99_us"] for p in front]
     mops = [p["throughput_mops"] for p in front]
     assert lats == sorted(lats) and mops == sorted(mops)        # more MOPS costs latency
     for p in front:                                             # none beaten on both
         assert all(not (q["throughput_mops"] > p["throughput_mops"]
-                        and q["latency_us"] <= p["latency_us"]) for q in front)
+                        and q["latency_p99_us"] <= p["latency_p99_us"]) for q in front)
         assert p["within_bound"] == (p["latency_us"] <= 1000)
+        assert p["latency_p99_us"] > p["latency_us"]
     assert {"key": "servers.count", "edge": "upper", "value": 8} in d["on_range_edge"]
     assert main(["tune", "--vary", "servers=4:8", "--vary", "clients=64:1024",
                  "--generations", "2"]) == 0
     text = capsys.readouterr().out
     assert "NOTE: servers.count = 8 is the upper edge of the range searched" in text
     assert "no other beats on both" in text
+
+
+def test_a_p99_bound_reads_the_p99():
+    base = Scenario.default()
+    dims = tn.parse_dimensions(["clients.threads=64:2048"])
+    t = tn.tune(base, PROFILE, dims, generations=2, latency_stat="p99", max_latency_us=2500,
+                explain_result=False)
+    assert t.latency_stat == "p99" and t.best_latency_us <= 2500
+    best = [h for h in t.history if h["clients.threads"] == t.best_values["clients.threads"]][0]
+    assert best["latency_p99_us"] == pytest.approx(t.best_latency_us)
+    # the mean of the same configuration is well under its p99: the bound is not the mean's
+    assert best["latency_us"] < 0.8 * best["latency_p99_us"]
+    assert all(t.feasible(h) == (h["latency_p99_us"] <= 2500) for h in t.history)
+    with pytest.raises(InputError) as exc:
+        tn.tune(base, PROFILE, dims, generations=1, latency_stat="p42", explain_result=False)
+    assert exc.value.field == "--latency-stat"
