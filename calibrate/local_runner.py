@@ -27,7 +27,10 @@ import sys
 import time
 from typing import Any, Callable, Iterable, Mapping
 
-from model.local_runs import COLUMNS
+from model.local_runs import COLUMNS, RESPONSE_PERCENTILES
+
+#: columns a runs file written by an earlier version may lack
+NEWER_COLUMNS = tuple(RESPONSE_PERCENTILES)
 from model.safe_io import exit_on_sigterm, remove_stale_scratch, scratch_dir
 from .runs_io import RunsWriter, existing_hashes
 
@@ -162,6 +165,7 @@ def measured_from_native(load: Mapping[str, Any], stats: Mapping[str, Any]) -> d
         "wait_stat": "avg",
         "send_us": load["send"]["mean_us"],
         "response_us": load["response"]["mean_us"],
+        **{f"response_{q}_us": load["response"].get(f"{q}_us") for q in ("p50", "p90", "p99")},
         "pktloss": int(load["timeouts"]),
         "false_pos": int(load["false_positives"]),
         "completed": completed,
@@ -196,7 +200,11 @@ def run_plan(points: list[dict[str, Any]], out: str, runner: Runner = native_run
     try:
         # SIGTERM ends the session like Ctrl-C: the run in progress removes its
         # data directory, the rows already written stay
-        with exit_on_sigterm(), RunsWriter(out, COLUMNS) as writer:
+        with exit_on_sigterm(), RunsWriter(out, COLUMNS, optional=NEWER_COLUMNS) as writer:
+            if writer.dropped and todo:
+                print(f"note: {out} was written before columns {', '.join(writer.dropped)} "
+                      "existed; its new rows go without them (--out NEW.csv keeps them)",
+                      file=sys.stderr)
             for cfg, measured in _execute(todo, runner, cluster):
                 row = {**{k: v for k, v in cfg.items() if k in COLUMNS}, **measured}
                 writer.append(row)

@@ -171,10 +171,13 @@ class RunsWriter:
     first new row; a torn last line is refused (file untouched).
     """
 
-    def __init__(self, path: str | Path, columns: Sequence[str]):
+    def __init__(self, path: str | Path, columns: Sequence[str], optional: Sequence[str] = ()):
         self.path = Path(path)
         self.columns = list(columns)
         self.header = list(columns)
+        #: ``optional`` columns an existing file may lack (added to the kind
+        #: after it was written): its new rows go without them, listed here
+        self.dropped: list[str] = []
         if self.path.is_dir():
             raise InputError("this is a folder; give a CSV file to append to",
                              source=str(self.path), field="--out")
@@ -182,7 +185,8 @@ class RunsWriter:
             # Everything is checked before a byte is written: a refused file stays as
             # it was. Reading it refuses a torn last row (too few fields, an open quote).
             header, _ = read_runs(self.path)
-            missing = [c for c in self.columns if c not in header]
+            missing = [c for c in self.columns if c not in header and c not in optional]
+            self.dropped = [c for c in self.columns if c not in header and c in optional]
             if missing:
                 raise InputError(f"existing file lacks columns {', '.join(missing)}; "
                                  "write to a new file", source=str(self.path), line=1)
@@ -213,7 +217,8 @@ class RunsWriter:
         os.fsync(self._fh.fileno())
 
     def append(self, row: Mapping[str, Any]) -> None:
-        unknown = [k for k in row if k not in self.header and not k.startswith("__")]
+        unknown = [k for k in row if k not in self.header and not k.startswith("__")
+                   and k not in self.dropped]
         if unknown:
             raise InputError(f"row has columns not in the file: {', '.join(unknown)}",
                              source=str(self.path))

@@ -12,9 +12,12 @@ the embedded default (FarReach's default build as the public code runs it:
 hash partitioning, stock YCSB keys) with the row's settings. Predicted:
 ``mops`` (YCSB's overall throughput) and ``latency_avg_us`` (the
 operation-weighted mean of YCSB's per-operation average latency, against the
-model's client response time). Kept but not predicted: per-operation
-averages, min/max and percentiles (the analytic model gives means only),
-failed operations, and the slowest status interval's throughput.
+model's client response time), and each operation's p50, p95 and p99
+latency (``read_p99_us`` ...) against the percentiles of the model's client
+latency over all operations (:mod:`model.solvers.latency_tail`; the model
+does not tell a read's response time from a write's). Kept but not
+predicted: per-operation averages, min/max and p99.9, failed operations,
+and the slowest status interval's throughput.
 
 ``dbbench_runs`` -- one db_bench benchmark (``readrandom``, ``fillrandom``,
 ...) on one RocksDB instance, no network. It is modelled as one worker of
@@ -50,10 +53,16 @@ YCSB_OP_STATS = ("count", "avg_us", "min_us", "max_us", "p50_us", "p95_us", "p99
 YCSB_CONFIG = ("id", "block", "system", "servers", "clients", "timeout_ms", "records",
                "read_ratio", "queries_m", "distribution", "memtable_mb", "flushnum", "maxnum",
                "wal", "seq_check", "db", "value_bytes", "source", "note")
-YCSB_PREDICTED = ("mops", "latency_avg_us")
+#: per-operation percentiles predicted: the client latency's percentiles of
+#: all operations (the rack model does not tell a read's response time from a
+#: write's: both wait in the same worker queues, which dominate at load)
+YCSB_PERCENTILES = ("p50_us", "p95_us", "p99_us")
+YCSB_PREDICTED = ("mops", "latency_avg_us") + tuple(
+    f"{op}_{st}" for op in YCSB_OPS.values() for st in YCSB_PERCENTILES)
 YCSB_UNPREDICTED = tuple(f"{op}_{st}" for op in YCSB_OPS.values() for st in YCSB_OP_STATS
-                         if st != "count") + ("throughput_min_ops",)
-YCSB_COLUMNS = YCSB_CONFIG + ("runtime_ms", "throughput_ops") + YCSB_PREDICTED + \
+                         if st != "count" and st not in YCSB_PERCENTILES) + \
+    ("throughput_min_ops",)
+YCSB_COLUMNS = YCSB_CONFIG + ("runtime_ms", "throughput_ops", "mops", "latency_avg_us") + \
     ("throughput_min_ops",) + tuple(f"{op}_{st}" for op in YCSB_OPS.values()
                                     for st in YCSB_OP_STATS)
 
@@ -114,9 +123,16 @@ def _storage(row: Row, ch: dict) -> None:
 
 
 def _predict_ycsb(row: Row, profile: Profile) -> dict[str, Any]:
+    from .columns import latency_columns
     from .solvers import predict
     p = predict(ycsb_scenario(row), profile)
-    return {"pred_mops": p.throughput_mops, "pred_latency_avg_us": p.client.latency_us}
+    out = {"pred_mops": p.throughput_mops, "pred_latency_avg_us": p.client.latency_us}
+    lat = latency_columns(p)
+    for op in YCSB_OPS.values():
+        if cell(row, f"{op}_count") is not None:        # the operations the run did
+            for st in YCSB_PERCENTILES:
+                out[f"pred_{op}_{st}"] = lat[f"latency_{st}"]
+    return out
 
 
 YCSB_KIND = register(RunKind(

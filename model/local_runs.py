@@ -40,7 +40,8 @@ Columns (configuration, then measured):
 ``mops``                  replies per second seen by the clients, M/s
 ``wait_us``, ``process_us``   server wait / process per ``wait_stat`` (avg over busy workers)
 ``send_us``               client sendto() time, us
-``response_us``           client response time, us
+``response_us``           client response time, us (mean)
+``response_p50_us`` ...   its p50, p90 and p99, us (``response_p90_us``, ``response_p99_us``)
 ``pktloss``               client timeouts in the run (lost requests or replies)
 ``false_pos``             replies that did not match the outstanding request
 ``completed``, ``elapsed_s``  requests answered and measured wall time, s
@@ -68,11 +69,15 @@ CONFIG_COLUMNS = (
     "duration_s", "warmup_s", "max_requests", "cores", "repeat",
 )
 MEASURED_COLUMNS = ("mops", "wait_us", "process_us", "wait_stat", "send_us", "response_us",
-                    "pktloss", "false_pos", "completed", "elapsed_s", "worker_share",
+                    "response_p50_us", "response_p90_us", "response_p99_us", "pktloss", "false_pos", "completed", "elapsed_s", "worker_share",
                     "external_cores", "date")
 COLUMNS = ("id", "plan") + CONFIG_COLUMNS + ("config_hash",) + MEASURED_COLUMNS
 CLIENT_CORES = 1          # cores the co-located load generator keeps busy
-PREDICTED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos")
+PREDICTED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos", "response_us",
+             "response_p50_us", "response_p90_us", "response_p99_us")
+#: response-time percentiles: column -> key of ``details["latency_us_percentiles"]``
+RESPONSE_PERCENTILES = {"response_p50_us": "p50", "response_p90_us": "p90",
+                        "response_p99_us": "p99"}
 
 DISTRIBUTIONS = {"zipf": "zipf", "zipfian": "zipf", "uniform": "uniform"}
 WAL = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False,
@@ -155,7 +160,12 @@ def _local_scenarios(row: Any) -> list[Scenario]:
 
 def _local_columns(row: Any, preds: list) -> dict[str, Any]:
     # the same outputs as the rack's runs, without its cache gain
-    out = farreach_columns(preds[0], wait_stat(row))
+    p = preds[0]
+    out = farreach_columns(p, wait_stat(row))
+    pc = p.details.get("latency_us_percentiles") or {}
+    out["response_us"] = p.client.latency_us
+    for col, key in RESPONSE_PERCENTILES.items():
+        out[col] = pc.get(key, float("nan"))
     return {k: out[k] for k in PREDICTED}
 
 

@@ -207,8 +207,16 @@ def test_ingested_runs_predict_and_validate(tmp_path, capsys):
     (row,) = _rows(tmp_path / "yp.csv")
     assert kind.name == "ycsb_runs" and float(row["pred_mops"]) > 0
     assert float(row["pred_latency_avg_us"]) > 0
-    assert "read_p99_us" in row["unpredicted"].split("|")        # kept, and named
+    # each operation's p50/p95/p99 against the client latency's percentiles
+    # (all operations: the model does not tell reads from writes), with errors
     assert row["read_p99_us"] == "1235"
+    assert "read_p99_us" not in row["unpredicted"].split("|")
+    assert "read_max_us" in row["unpredicted"].split("|")         # kept, and named
+    assert float(row["pred_read_p99_us"]) == float(row["pred_update_p99_us"]) > 0
+    assert float(row["pred_read_p50_us"]) < float(row["pred_read_p99_us"])
+    assert float(row["err_read_p99_us_pct"]) == pytest.approx(
+        100 * (float(row["pred_read_p99_us"]) / 1235 - 1), rel=1e-3)
+    assert "pred_insert_p99_us" not in row                       # the run did no inserts
     kind, n = run_batch(str(d), str(tmp_path / "dp.csv"), progress=False)
     rows = _rows(tmp_path / "dp.csv")
     assert n == 2 and all(float(r["pred_op_us"]) > 0 for r in rows)

@@ -23,6 +23,19 @@ def test_writer_appends_and_reopens(tmp_path):
     assert existing_hashes(out) == {"h1", "h2"}
 
 
+def test_a_file_from_before_newer_columns_is_still_appended_to(tmp_path):
+    """A runs file written before a column was added to the kind (the response
+    percentiles) takes new rows without it, says so, and loses nothing."""
+    out = tmp_path / "runs.csv"
+    out.write_text("id,config_hash,mops\na,h1,0.5\n")
+    with RunsWriter(out, ["id", "config_hash", "mops", "p99"], optional=["p99"]) as w:
+        assert w.dropped == ["p99"]
+        w.append({"id": "b", "config_hash": "h2", "mops": 0.25, "p99": 9})
+    assert out.read_text() == "id,config_hash,mops\na,h1,0.5\nb,h2,0.25\n"
+    with pytest.raises(InputError):                       # a required column still is
+        RunsWriter(out, ["id", "config_hash", "mops", "p99"])
+
+
 def test_last_line_without_newline_is_kept(tmp_path):
     out = tmp_path / "runs.csv"
     out.write_text("id,config_hash,mops\na,h1,0.5\nb,h2,0.25")     # an editor left no newline
