@@ -131,8 +131,9 @@ def _numeric_key(res) -> str | None:
 
 
 def sweep_curve_figure(res) -> dict | None:
-    """Throughput (with its 90 % band) and mean client latency against the one
-    numeric key a sweep varies: the curve a researcher reads a knob from."""
+    """Throughput (with its 90 % band), mean and p99 client latency (the p99
+    with its band) against the one numeric key a sweep varies: the curve a
+    researcher reads a knob from."""
     k = _numeric_key(res)
     if k is None:
         return None
@@ -150,9 +151,23 @@ def sweep_curve_figure(res) -> dict | None:
                  "line": {"color": "#2b6cb0"},
                  "hovertemplate": f"{ptext(short_key(k))} %{{x}}<br>%{{y:.4f}} MOPS<extra></extra>"})
     data.append({"type": "scatter", "mode": "lines+markers", "x": xs, "yaxis": "y2",
-                 "y": [r["latency_us"] for r in rows], "name": "client latency (µs)",
+                 "y": [r["latency_us"] for r in rows], "name": "mean client latency (µs)",
                  "line": {"color": "#c05621", "dash": "dot"},
                  "hovertemplate": f"{ptext(short_key(k))} %{{x}}<br>%{{y:,.0f}} µs<extra></extra>"})
+    p99 = [r.get("latency_p99_us") for r in rows]
+    if all(isinstance(v, (int, float)) and math.isfinite(v) for v in p99):
+        lo = [r.get("latency_p99_lo_us") for r in rows]
+        hi = [r.get("latency_p99_hi_us") for r in rows]
+        if all(isinstance(v, (int, float)) for v in lo + hi):
+            data.append({"type": "scatter", "mode": "lines", "x": xs + xs[::-1], "yaxis": "y2",
+                         "y": hi + lo[::-1], "fill": "toself", "line": {"width": 0},
+                         "fillcolor": "rgba(151,90,22,0.12)", "hoverinfo": "skip",
+                         "name": "p99 latency, 90 % interval"})
+        data.append({"type": "scatter", "mode": "lines+markers", "x": xs, "yaxis": "y2",
+                     "y": p99, "name": "p99 client latency (µs)",
+                     "line": {"color": "#975a16", "dash": "dash"},
+                     "hovertemplate": f"{ptext(short_key(k))} %{{x}}<br>p99 %{{y:,.0f}} µs"
+                                      "<extra></extra>"})
     lay = layout(f"Throughput and latency against {key_header(k)}", key_header(k),
                  "throughput (MOPS)", height=380, legend=dict(LEGEND_ABOVE),
                  margin={"l": 70, "r": 70, "t": 80, "b": 60})
@@ -255,7 +270,8 @@ def sweep_sections(res, figs: _Figures | None = None) -> list[dict]:
     curve = sweep_curve_figure(res)
     out.insert(1, {"id": "curves", "title": "Curves", "blocks": (
         [figs.block(curve, "Solid: throughput (left axis), with its 90 % interval as the band; "
-                           "dotted: mean client latency (right axis).")] if curve else [])
+                           "dotted: mean client latency, dashed: p99 client latency with "
+                           "its 90 % band (right axis).")] if curve else [])
         + [figs.block(sweep_tradeoff_figure(res),
                       "Each point a configuration (its row number); colour: what limits the "
                       "rack" + ("; bars: the throughput's 90 % interval" if res.has_intervals
