@@ -25,13 +25,17 @@ from __future__ import annotations
 
 import heapq
 import math
+from dataclasses import dataclass
+from typing import Sequence
 
 from scipy.special import gammaincc
 
-from model.blocks import BurstWait
+from model.blocks import BurstWait, periodic_burst_wait, pool_priority
+from model.closed_forms import erlang_c
 from model.errors import InputError
 
-__all__ = ["scheduler_burst", "random_wake_burst", "tick_cycle", "saturated_latency"]
+__all__ = ["scheduler_burst", "random_wake_burst", "tick_cycle", "saturated_latency",
+           "ClassWait", "mmc_priority", "burst_rounds", "burst_priority"]
 
 WAKE_NODES = 16   # quadrature points over the wake-up's distribution
 
@@ -136,3 +140,133 @@ def saturated_latency(n: int, interval: float, capacity: float, cv: float,
     # kinds, and with them this module (tests/cli: 0.3 s of import)
     from scipy.optimize import brentq
     return float(brentq(f, floor, hi, xtol=1e-6 * hi))
+
+
+# --------------------------------------------------------------------------
+# priority disciplines over a pool of cores
+# --------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ClassWait:
+    """Wait of one priority class before its service starts: mean, standard
+    deviation, and the probability that it waits at all."""
+
+    mean: float
+    std: float
+    p_wait: float
+
+
+def mmc_priority(lams: Sequence[float], service: float, cores: int,
+                 preemptive: bool = False) -> list[ClassWait]:
+    """Per class (class 0 highest) of an M/M/c pool whose classes share one
+    exponential service time ``service``: exact means.
+
+    * non-preemptive (Cobham, with the M/M/c waiting probability):
+      W_k = C(c, a) (E[S] / c) / ((1 - sigma_{k-1}) (1 - sigma_k)),
+      sigma_k the load of classes 0..k, C Erlang's C;
+    * preemptive-resume: classes 0..k never see the lower ones, so they form
+      an M/M/c FCFS queue of their own (equal service: the order within them
+      does not change their number in system); class k's time in system is
+      what adding it to classes 0..k-1 adds, T_k = (L_k - L_{k-1}) / lam_k.
+      ``mean`` is then the time in system minus E[S] (the delay a preemption
+      adds, spread over the whole stay).
+
+    The std is that of a wait which is 0 with probability 1 - P(wait) and
+    exponential otherwise (exact for FCFS M/M/c; a stated approximation for
+    the classes)."""
+    c = int(cores)
+    s = float(service)
+    if c < 1 or not s > 0:
+        raise InputError("cores must be >= 1 and service > 0", field="cores")
+    lam = [float(x) for x in lams]
+    if any(x < 0 for x in lam):
+        raise InputError("arrival rates must be >= 0", field="lams")
+    out: list[ClassWait] = []
+    cum = 0.0
+    n_prev = 0.0
+    # the non-preemptive means are model.blocks.pool_priority's (Bondi-Buzen
+    # scaling of Cobham, exact for equal exponential classes): one place
+    nonpre = [] if preemptive else pool_priority(lam, [s] * len(lam), [2.0 * s * s] * len(lam), c)
+    for lk in lam:
+        cum += lk
+        rho = cum * s / c
+        if rho >= 1.0:
+            raise InputError(f"load {rho:.4g} of the classes up to this one is >= 1: the "
+                             "queue would grow without bound", field="lams")
+        p_all = erlang_c(cum * s, c)
+        if preemptive:
+            n_k = cum * (s + p_all * s / (c * (1.0 - rho)))     # Little: L = lam T(M/M/c)
+            t_k = (n_k - n_prev) / lk if lk > 0 else s + p_all * s / (c * (1.0 - rho))
+            n_prev = n_k
+            w = max(t_k - s, 0.0)
+            pw = p_all
+        else:
+            w = nonpre[len(out)].waiting
+            pw = erlang_c(sum(lam) * s, c)
+        pw = min(max(pw, 1e-12), 1.0)
+        out.append(ClassWait(w, w * math.sqrt(max(2.0 / pw - 1.0, 0.0)), pw))
+    return out
+
+
+def burst_rounds(n: int, cores: int) -> tuple[float, float]:
+    """Mean and variance of the rounds floor(j / c) ahead of position j of a
+    burst of n requests on c cores, j uniform on 0..n-1."""
+    r = [j // cores for j in range(n)]
+    m = sum(r) / n
+    return m, sum((x - m) ** 2 for x in r) / n
+
+
+def burst_priority(classes: int, n: int, service: float, cores: int,
+                   period: float) -> list[ClassWait]:
+    """Non-preemptive priority over ``cores`` cores fed by periodic bursts: every
+    ``period`` each of ``classes`` classes (class 0 highest) sends ``n``
+    requests of CPU ``service`` at once, at a phase of its own (independent,
+    uniform). The load K n s / (c T) must be <= 1.
+
+    Mean, per class k, by work conservation over the top classes: classes
+    0..k never wait for lower ones (but for a request in service), so among
+    themselves they form K' = k + 1 periodic bursts whose mean wait is that of
+    first-come-first-served -- the work a burst finds from the others
+    (:func:`model.blocks.periodic_burst_wait`, Benes; the pool as one server
+    c times as fast) plus the rounds ahead in its own burst, G(K'). Class k's
+    mean is what it adds to the group: (k+1) G(k+1) - k G(k). Plus the
+    non-preemptive part: a burst that finds lower classes in service waits
+    for the first of c to finish (s / (c + 1)), with the probability that
+    the pool is busy with lower classes (their load).
+
+    Std: the position in its own burst (variance s^2 Var(rounds)) plus the
+    wait behind higher classes, taken as 0 with probability 1 - p and
+    exponential otherwise, p the chance that the class's burst meets
+    another burst in the period (each of the k higher ones with probability
+    2 B / T, B = n s / c; 1 at load 1)."""
+    k_all = int(classes)
+    c = int(cores)
+    s = float(service)
+    t = float(period)
+    if k_all < 1 or int(n) < 1 or c < 1 or not s > 0 or not t > 0:
+        raise InputError("classes, n, cores >= 1 and service, period > 0", field="classes")
+    b = n * s / c
+    if k_all * b > t * (1.0 + 1e-9):
+        raise InputError(f"burst load {k_all * b / t:.4g} > 1", field="period")
+    r_mean, r_var = burst_rounds(int(n), c)
+    own = s * r_mean
+
+    def group(k: int) -> float:           # FCFS mean wait of the top k classes' bursts
+        return periodic_burst_wait(k, b, t).mean + own if k > 0 else 0.0
+
+    out = []
+    g_prev = 0.0
+    overlap = min(1.0, 2.0 * b / t)
+    for k in range(1, k_all + 1):
+        g = group(k)
+        mean_k = k * g - (k - 1) * g_prev
+        g_prev = g
+        lower = min(1.0, (k_all - k) * b / t)
+        mean_k += lower * s / (c + 1)
+        behind = max(mean_k - own, 0.0)
+        p = 1.0 - (1.0 - overlap) ** (k - 1) if k > 1 else 0.0
+        p = max(p, lower)
+        v_behind = behind * behind * (2.0 / p - 1.0) if p > 0 else 0.0
+        var = s * s * r_var + v_behind
+        out.append(ClassWait(mean_k, math.sqrt(var), max(p, 1.0 if own > 0 else 0.0)))
+    return out
