@@ -19,6 +19,17 @@ form to it.
 * :func:`saturated_latency` -- a server that drains at most X requests a
   unit: the latency at which the skipped ticks bring the N connections'
   sends down to X (Little's law on the cycle, N = X E[cycle]).
+* :func:`mmc_priority` -- classes of Poisson arrivals sharing one
+  exponential service time on c cores, non-preemptive (Cobham with Erlang's
+  C, via :func:`model.blocks.pool_priority`) or preemptive-resume (each top
+  group an M/M/c queue of its own): exact means, checked against the closed
+  forms and a SimPy simulation in ``tests/systems/test_priority_pool.py``.
+* :func:`burst_priority` -- non-preemptive priority over c cores fed by
+  periodic class bursts at independent phases: the means by work
+  conservation over the top classes (Benes' N*D/D/1 wait for each group),
+  the std from the position in the own burst and a wait behind higher
+  classes that is zero unless the bursts meet; checked against a SimPy
+  simulation of the bursts (means within 12 %, std within 20 %).
 """
 
 from __future__ import annotations
