@@ -18,8 +18,11 @@ import math
 
 from model.units import PER_SERVER as _PER_SERVER, base_name, unit_of
 
-#: How reports typeset the ASCII units of :mod:`model.units`.
-_DISPLAY = {"us": "µs", "x": "×"}
+#: How reports typeset the ASCII units of :mod:`model.units`. Memory sizes
+#: are binary (a memtable_mb of 64 is RocksDB's 64 << 20 bytes; scenario keys
+#: and profiles say MiB): a page said "MB" for its CSV columns beside "MiB"
+#: for the same sizes in its scenario.
+_DISPLAY = {"us": "µs", "x": "×", "KB": "KiB", "MB": "MiB", "GB": "GiB", "MB/s": "MiB/s"}
 
 # Friendlier names for the common measured columns.
 _NAMES: dict[str, str] = {

@@ -288,7 +288,7 @@ def test_sweep_legend_lists_values_not_keys_and_keeps_the_plot_area():
     fig = F.throughput_curve(rows, cols, "servers", ["storage.memtable_mb", "clients.timeout_ms"],
                              "throughput against servers")
     names = [t["name"] for t in fig["data"]]
-    assert names[0] == "16 MB, 100 ms" and all("=" not in n for n in names)
+    assert names[0] == "16 MiB, 100 ms" and all("=" not in n for n in names)
     leg = fig["layout"]["legend"]
     assert leg["orientation"] == "h" and leg["title"]["text"] == "memtable, timeout:"
     assert (leg["yref"], leg["y"], leg["yanchor"]) == ("container", 0, "bottom")
