@@ -15,7 +15,7 @@ from typing import Any, Sequence
 
 from markupsafe import Markup
 
-from .figures import fit_legend
+from .figures import fit_layout
 
 Section = dict[str, Any]
 
@@ -95,7 +95,7 @@ class Figures:
         if fig is None:
             return None
         self.n += 1
-        fit_legend(fig)
+        fit_layout(fig)
         return {"kind": "figure", "id": f"fig-{self.n}", "json": script_json(clean(fig)),
                 "caption": caption}
 

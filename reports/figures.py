@@ -32,12 +32,26 @@ def ptext(s: Any) -> str:
 # :func:`fit_legend` makes the figure taller by the rows the legend takes.
 LEGEND_BELOW = {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0,
                 "yanchor": "bottom", "font": {"size": 11}}
-#: Between the title and the plot (paper y = 1 is the plot's top edge; the
-#: container's is the figure's top, where a legend anchored below it is off the
-#: page: the sweep's bar colours had no key that way). Needs a top margin of
-#: about 70 px for the title above it.
-LEGEND_ABOVE = {"orientation": "h", "x": 0, "xanchor": "left", "yref": "paper", "y": 1.0,
-                "yanchor": "bottom", "font": {"size": 11}}
+#: Between the title and the plot, in container coordinates too:
+#: :func:`fit_layout` hangs it just below the title (anchored at its top, so
+#: however many rows it wraps into it grows down, and plotly reserves the
+#: room it takes above the plot). Hung from the plot's top edge (paper y = 1)
+#: instead, a legend that wrapped into two rows on a narrow page grew up into
+#: the title.
+LEGEND_ABOVE = {"orientation": "h", "xref": "container", "x": 0.01, "xanchor": "left",
+                "yref": "container", "y": 1.0, "yanchor": "top", "font": {"size": 11}}
+
+#: plotly's modebar (its zoom, pan and download tools, drawn while the pointer
+#: is over a chart) takes the figure's top-right corner, 2-26 px from the top
+#: and about 240 px wide: :func:`fit_layout` puts every title below it, where a
+#: long title (or any title in a grid cell) can no longer run under it.
+MODEBAR_PX = 30
+#: one line of a title (15 px font), px
+TITLE_LINE_PX = 20
+#: longest title line, characters: about what the narrowest chart on a page
+#: (a 520 px grid cell) shows of a 15 px title; longer titles are broken
+#: into lines at spaces (plotly never wraps them, and cuts them at the edge)
+TITLE_CHARS = 60
 
 
 def layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
@@ -168,7 +182,7 @@ def throughput_curve(rows: Sequence[dict], cols: A.SweepColumns, x: str, by: lis
                          "hovertemplate": f"%{{text}}: %{{y:.4g}} {unit} measured<extra>{name}</extra>"})
     lay = layout(title, label(x), label(t), height=420)
     if by:
-        lay["legend"]["title"] = {"text": ptext(legend_title(by)) + ":", "side": "top left"}
+        lay["legend"]["title"] = {"text": ptext(legend_title(by)) + ":", "side": "top"}
     xs = sorted({p[0] for pts in list(meas.values()) + list(pred.values()) for p in pts})
     if xs and xs[0] > 0 and xs[-1] / xs[0] >= 16:
         lay["xaxis"]["type"] = "log"
@@ -187,7 +201,7 @@ def legend_title(by: Sequence[str]) -> str:
 
 
 def legend_entry(row: dict, by: Sequence[str]) -> str:
-    """A group's values with units, e.g. ``farreach, 16 MB, 100 ms`` (the keys are in
+    """A group's values with units, e.g. ``farreach, 16 MiB, 100 ms`` (the keys are in
     the legend title: repeating ``storage.memtable_mb=`` per entry let legends
     take two thirds of a chart)."""
     if not by:
@@ -232,6 +246,73 @@ def fit_legend(fig: dict) -> dict:
     rows = -(-len(groups) // per_row) * max(len(g) for g in groups)
     rows += 1 if (leg.get("title") or {}).get("text") else 0
     lay["height"] = lay.get("height", 380) + _LEGEND_ROW_PX * rows + 8
+    # plotly lets a horizontal legend take half the figure and scrolls the rest
+    # out of sight; the figure has grown by the legend's rows, so let it have them
+    leg.setdefault("maxheight", 1.0)
+    return fig
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> list[str]:
+    """A title as the lines to show: broken at spaces into lines of at most
+    ``width`` characters (a word longer than that gets a line of its own);
+    explicit ``<br>`` breaks are kept."""
+    lines: list[str] = []
+    for part in text.split("<br>"):
+        line = ""
+        for word in part.split(" "):
+            if line and len(_visible(line)) + 1 + len(_visible(word)) > width:
+                lines.append(line)
+                line = word
+            else:
+                line = f"{line} {word}" if line else word
+        lines.append(line)
+    return [ln for ln in lines if ln] or [""]
+
+
+def _visible(s: str) -> str:
+    """``s`` as it shows (an ``&lt;`` is one character)."""
+    return html.unescape(s)
+
+
+def fit_layout(fig: dict) -> dict:
+    """Lay out a figure's top (in place; returns fig), after :func:`fit_legend`.
+
+    From the top down: the modebar's band (:data:`MODEBAR_PX`), the title
+    (broken into lines of :data:`TITLE_CHARS`), a :data:`LEGEND_ABOVE`
+    legend hung just below it, then the plot. Every scatter trace that draws
+    markers or text is drawn unclipped (``cliponaxis``), so a marker on the
+    plot's edge (a value of 0 on a ``tozero`` axis, a point at an explicit
+    range's end) shows whole instead of cut in half by the plot area's clip.
+    """
+    fit_legend(fig)
+    lay = fig["layout"]
+    margin = lay.setdefault("margin", {})
+    title = lay.get("title") or {}
+    lines = wrap_title(title["text"]) if title.get("text") else []
+    top = MODEBAR_PX
+    if lines:
+        title.update({"text": "<br>".join(lines), "xref": "container", "yref": "container",
+                      "y": 1.0, "yanchor": "top", "pad": {"t": MODEBAR_PX}})
+        top += TITLE_LINE_PX * len(lines) + 4
+    leg = lay.get("legend") or {}
+    if leg.get("orientation") == "h" and (leg.get("title") or {}).get("side") == "top left":
+        # beside the first row, the title pushes every row right by its width,
+        # but plotly wraps the rows as if it did not: the last entries of a row
+        # ran off the figure's right edge
+        leg["title"]["side"] = "top"
+    if (legend_groups(fig) and leg.get("yref") == "container"
+            and leg.get("y", 0) > 0.5):          # hung from the top (LEGEND_ABOVE)
+        height = lay.get("height", 380)
+        leg.update({"y": 1.0 - top / height, "yanchor": "top"})
+        margin["t"] = 12          # below the legend, whose room plotly reserves
+    else:
+        above = any(a.get("yref") == "paper" and a.get("y", 0) >= 1
+                    and a.get("yanchor") == "bottom" for a in lay.get("annotations") or [])
+        margin["t"] = top + 12 + (18 if above else 0)
+    for tr in fig["data"]:
+        mode = tr.get("mode", "")
+        if tr.get("type", "scatter") == "scatter" and ("markers" in mode or "text" in mode):
+            tr.setdefault("cliponaxis", False)
     return fig
 
 
@@ -272,7 +353,10 @@ def parity(comps: Sequence[A.Comparison], metric: str) -> dict:
     if log:
         lo, hi = lo / 1.3, hi * 1.3
     else:
-        pad = (hi - lo) * 0.08 or abs(hi) * 0.1 or 1.0
+        # padded by a share of the range shown, which starts at 0 for positive
+        # values: padded by the data's own spread, ten runs of nearly one value
+        # sat on the range's end, their markers cut in half
+        pad = (hi - min(lo, 0.0)) * 0.08 or abs(hi) * 0.1 or 1.0
         lo, hi = min(0.0, lo - pad) if lo >= 0 else lo - pad, hi + pad
     data = []
     for k, dash, col in ((0.2, "dot", "#cbd5e0"), (0.1, "dash", "#a0aec0")):
@@ -308,20 +392,38 @@ def _log10(v: float) -> float:
     return math.log10(v)
 
 
+#: an error-per-run chart names every run up to this many (a 1024 px page
+#: has about 14 px per upright 10 px label for them); beyond, hover names them
+MAX_RUN_LABELS = 60
+
+
 def error_bars(comps: Sequence[A.Comparison], metric: str) -> dict:
     pts = [c for c in comps if c.metric == metric and c.error_pct is not None]
     data = [{"type": "bar", "x": [ptext(c.row) for c in pts], "y": [c.error_pct for c in pts],
              "marker": {"color": ["#2f855a" if abs(c.error_pct) <= 10 else "#b7791f"
                                   if abs(c.error_pct) <= 20 else "#c53030" for c in pts]},
              "name": "error (%)", "hovertemplate": "%{x}: %{y:+.1f} %<extra></extra>"}]
-    lay = layout(f"Percentage error per run: {label(metric)}", "run (row id)",
-                 "(predicted − measured) / measured (%)", height=320,
+    names = [ptext(c.row) for c in pts]
+    # "(predicted − measured) / measured (%)" was longer than the plot is tall
+    # and ran up into the title: the section's intro defines the error
+    lay = layout(f"Percentage error per run: {label(metric)}", "run (row id)", "error (%)",
+                 height=320,
                  shapes=[{"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "y0": -10, "y1": 10,
                           "fillcolor": "#c6f6d5", "opacity": 0.35, "line": {"width": 0},
                           "layer": "below"}])
     lay["xaxis"]["type"] = "category"
-    if len(pts) > 30:
+    if len(pts) > MAX_RUN_LABELS:
         lay["xaxis"]["showticklabels"] = False
+        lay["xaxis"]["title"]["text"] = (f"run ({len(pts)} runs, too many to name: "
+                                         "hover a bar for its row id)")
+    elif len(pts) > 20:
+        # every run named (they were hidden from 31 runs on, and plotly's own
+        # tick spacing drops labels it finds crowded): upright, one per bar,
+        # in the room the figure grows by
+        lay["xaxis"].update({"tickmode": "array", "tickvals": names, "ticktext": names,
+                             "tickangle": -90, "tickfont": {"size": 10}})
+        longest = max(len(html.unescape(n)) for n in names)
+        lay["height"] += int(6.2 * longest)
     return {"data": data, "layout": lay}
 
 
