@@ -919,7 +919,13 @@ def solve_many(specs: Sequence[RackSpec],
             pred = from_outcome(specs[r], outcome, "analytic", details)
             # regimes where the mean values are known to be off (model.regimes)
             pred.details["caveats"] = caveat_dicts(specs[r], pred)
-            pred.details["latency_us_percentiles"] = latency_tail.percentiles(specs[r], pred)
+            wo = WO[OFF[j]:OFF[j + 1]]
+            pred.details["latency_us_percentiles"] = latency_tail.none() \
+                if not pred.throughput_mops > 0 else latency_tail.of_arrays(
+                specs[r], per_worker(specs[r].placement, "shares"), wo[:, V_R], wo[:, V_Q],
+                wo[:, V_PROC], wo[:, V_HELD], wo[:, V_BLOCK] + wo[:, V_STALL], wo[:, V_LOST],
+                wo[:, V_DUP], float(RO[j, O_CLIENT_RES]),
+                1.0 + float(RO[j, O_LOST]) + float(RO[j, O_RESENDS]))
             out[r] = pred
         done += len(part)
         tell(done, len(specs))

@@ -54,16 +54,18 @@ from ..rack import clients as cl_mech, service as svc_mech
 from ._jit import njit, register_jitable
 
 register_jitable(cl_mech.gamma_sf)
+register_jitable(svc_mech.service_scv)
 _gamma_sf = cl_mech.gamma_sf
+_service_scv = svc_mech.service_scv
 
-__all__ = ["QUANTILES", "percentiles"]
+__all__ = ["QUANTILES", "percentiles", "of_arrays", "none"]
 
 #: key -> quantile, the percentiles both engines report (``details
 #: ["latency_us_percentiles"]``, us)
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}
 
 #: lost attempts followed until the rest of the geometric tail is below this
-TAIL_MASS = 1e-6
+TAIL_MASS = 1e-5
 #: squared CV of a client-core stay and of a block's residual
 CLIENT_SCV = 1.0
 BLOCK_SCV = 1.0 / 3.0
@@ -71,7 +73,7 @@ BLOCK_SCV = 1.0 / 3.0
 BINS = 4
 #: workers whose residence differs by less than this share one path (a
 #: thousand-worker rack has a few dozen distinct ones)
-MERGE_REL = 0.01
+MERGE_REL = 0.05
 
 # path columns: weight, round trip, residence mean, service mean and squared
 # CV, mean count ahead and the most there can be, held probability, held
@@ -79,101 +81,131 @@ MERGE_REL = 0.01
 (P_W, P_RTT, P_R, P_S, P_SCVS, P_AHEAD, P_CAP, P_PH, P_HELD, P_LOST, P_NCOL) = range(11)
 
 
+def none() -> dict[str, float]:
+    """The percentiles of a rack without goodput: NaN throughout."""
+    return {k: math.nan for k in (*QUANTILES, "mean_us")}
+
+
 def percentiles(spec, pred) -> dict[str, float]:
     """``{p50, p90, p95, p99, p999, mean_us}`` of one analytic prediction of
     ``spec`` (us); NaN throughout where the rack has no goodput."""
     d = pred.details
-    nan = {k: math.nan for k in (*QUANTILES, "mean_us")}
     if not (pred.throughput_mops > 0) or "residence_us" not in d:
-        return nan
-    paths = _paths(spec, pred)
-    if paths.shape[0] == 0:
-        return nan
-    c = spec.clients
-    visits = 1.0 + float(d.get("lost_per_request", 0.0)) + float(d.get("resends_per_request", 0.0))
-    cc = float(d.get("client_cores_us_per_request", 0.0)) / max(visits, 1.0)
-    T = float(c.timeout_us) if math.isfinite(c.timeout_us) else 0.0
+        return none()
+    from ..rack.arrays import per_worker
+    zero = np.zeros(len(d["residence_us"]))
+    return of_arrays(
+        spec, per_worker(spec.placement, "shares"), np.asarray(d["residence_us"], dtype=float),
+        np.asarray(d["queue_requests"], dtype=float),
+        np.array([s.process_us for s in pred.servers], dtype=float),
+        np.asarray(d.get("held_behind_blocks_us_per_visit", zero), dtype=float),
+        np.asarray(d.get("block_fraction", zero), dtype=float)
+        + np.asarray(d.get("write_stop_fraction", zero), dtype=float),
+        np.asarray(d.get("loss_per_visit", zero), dtype=float),
+        np.asarray(d.get("duplicates_per_request", zero), dtype=float),
+        float(d.get("client_cores_us_per_request", 0.0)),
+        1.0 + float(d.get("lost_per_request", 0.0)) + float(d.get("resends_per_request", 0.0)))
+
+
+def of_arrays(spec, share, R, Q, process, held, blocked, lost, dup, client_us: float,
+              visits: float) -> dict[str, float]:
+    """The percentiles from the solver's per-worker figures (arrays, us):
+    share of requests, residence, queue, process time, thread-us held behind
+    blocks per visit, blocked fraction, lost attempts per visit, duplicates per
+    request; the client cores' us per request and attempts per request."""
+    c, sv = spec.clients, spec.service
+    n = float(c.threads)
+    K = float(spec.network.buffer_pkts) if spec.network.buffer_pkts >= 1.0 else math.inf
+    wire = float(spec.network.loss_rate)
     qs = np.array(list(QUANTILES.values()))
     out_q = np.zeros(qs.size)
-    mean = _mixture_quantiles(paths, c.send_us, T, cc, qs, out_q)
+    paths = _build_paths(
+        np.ascontiguousarray(share, dtype=float), np.ascontiguousarray(R, dtype=float),
+        np.ascontiguousarray(Q, dtype=float), np.ascontiguousarray(process, dtype=float),
+        np.ascontiguousarray(held, dtype=float), np.ascontiguousarray(blocked, dtype=float),
+        np.ascontiguousarray(lost, dtype=float), np.ascontiguousarray(dup, dtype=float),
+        float(spec.placement.hit_ratio), c.hit_rtt_us, c.miss_rtt_us,
+        wire / (1.0 - wire) if wire < 1.0 else 0.0, sv.recv_floor_us + sv.gap_us, sv.cv ** 2,
+        n, K, c.retry == cl_mech.RETRY_STRICT)
+    if paths.shape[0] == 0:
+        return none()
+    T = float(c.timeout_us) if math.isfinite(c.timeout_us) else 0.0
+    mean = _mixture_quantiles(paths, c.send_us, T, client_us / max(visits, 1.0), qs, out_q)
     out = {k: float(v) for k, v in zip(QUANTILES, out_q)}
     out["mean_us"] = float(mean)
     return out
 
 
-def _paths(spec, pred) -> np.ndarray:
-    """One row per path a request can take (P_* columns): the hit, and each
-    worker (workers with nearly equal residence merged, shares added)."""
-    d, c = pred.details, spec.clients
-    sv = spec.service
-    fixed = sv.recv_floor_us + sv.gap_us
-    cv2 = sv.cv ** 2
-    n = float(c.threads)
+# ---------------------------------------------------------------- compiled
+@njit(cache=True)
+def _build_paths(share, R, Q, process, held, blocked, lost, dup, hit, hit_rtt, miss_rtt,
+                 wire_lost, fixed, cv2, n, K, strict):
+    """One row per path a request can take (P_* columns): the hit, and the
+    workers, sorted by residence, a run within MERGE_REL of its first (and
+    alike in loss) merged into its share-weighted mean (a thousand-worker
+    rack has a few dozen distinct ones). Weights add up to 1."""
     f = (n - 1.0) / n if n > 1.0 else 0.0
-    K = float(spec.network.buffer_pkts) if spec.network.buffer_pkts >= 1.0 else math.inf
-    share = np.array([s.share for s in pred.servers], dtype=float)
-    R = np.asarray(d["residence_us"], dtype=float)
-    Q = np.asarray(d["queue_requests"], dtype=float)
-    S = np.array([s.process_us for s in pred.servers], dtype=float) + fixed
-    zero = np.zeros_like(R)
-    held = np.asarray(d.get("held_behind_blocks_us_per_visit", zero), dtype=float)
-    p_blk = np.minimum(1.0, np.asarray(d.get("block_fraction", zero), dtype=float)
-                       + np.asarray(d.get("write_stop_fraction", zero), dtype=float))
-    lost = np.asarray(d.get("loss_per_visit", zero), dtype=float)
-    if c.retry == cl_mech.RETRY_STRICT:
-        # a late attempt's reply is ignored and the attempt resent: for the
-        # latency it is one more lost attempt (a timeout and a resend)
-        lost = lost + np.asarray(d.get("duplicates_per_request", zero), dtype=float)
-    live = (share > 0) & np.isfinite(R)
-    ph = np.where(held > 0, np.where(p_blk > 0, p_blk, 1.0), 0.0)
-    rows = np.zeros((int(live.sum()), P_NCOL))
-    rows[:, P_W] = share[live]
-    rows[:, P_RTT] = c.miss_rtt_us
-    rows[:, P_R] = R[live]
-    rows[:, P_S] = S[live]
-    rows[:, P_SCVS] = [svc_mech.service_scv(x, fixed, cv2) for x in S[live]]
-    rows[:, P_AHEAD] = np.minimum(f * Q[live], K)
-    rows[:, P_CAP] = min(n - 1.0, K)
-    rows[:, P_PH] = ph[live]
-    rows[:, P_HELD] = np.where(ph[live] > 0, held[live] / np.where(ph[live] > 0, ph[live], 1.0),
-                               0.0)
-    rows[:, P_LOST] = lost[live]
-    rows = _merge(rows)
-    if pred.cache_hit_ratio > 0:
-        wire = float(spec.network.loss_rate)
-        hit = np.zeros((1, P_NCOL))
-        hit[0, P_W] = pred.cache_hit_ratio
-        hit[0, P_RTT] = c.hit_rtt_us
-        hit[0, P_LOST] = wire / (1.0 - wire) if wire < 1.0 else 0.0
-        rows = np.vstack([hit, rows])
-    tot = rows[:, P_W].sum()
-    if tot > 0:
-        rows[:, P_W] /= tot
+    live = np.zeros(R.size, dtype=np.int64)
+    m = 0
+    for i in range(R.size):
+        if share[i] > 0.0 and math.isfinite(R[i]):
+            live[m] = i
+            m += 1
+    order = live[:m][np.argsort(R[live[:m]], kind="mergesort")]
+    rows = np.zeros((m + 1, P_NCOL))
+    r = 0
+    if hit > 0.0:
+        rows[0, P_W] = hit
+        rows[0, P_RTT] = hit_rtt
+        rows[0, P_LOST] = wire_lost
+        r = 1
+    j = 0
+    while j < m:
+        first = order[j]
+        lost0 = lost[first] + (dup[first] if strict else 0.0)
+        w = 0.0
+        acc = np.zeros(P_NCOL)
+        k = j
+        while k < m:
+            i = order[k]
+            li = lost[i] + (dup[i] if strict else 0.0)
+            if k > j and (R[i] > R[first] * (1.0 + MERGE_REL) or li > lost0 * 1.5 + 1e-12):
+                break
+            S = process[i] + fixed
+            ph = 0.0
+            hm = 0.0
+            if held[i] > 0.0:
+                ph = min(1.0, blocked[i]) if blocked[i] > 0.0 else 1.0
+                hm = held[i] / ph
+            s_i = share[i]
+            w += s_i
+            acc[P_RTT] += s_i * miss_rtt
+            acc[P_R] += s_i * R[i]
+            acc[P_S] += s_i * S
+            acc[P_SCVS] += s_i * _service_scv(S, fixed, cv2)
+            acc[P_AHEAD] += s_i * min(f * Q[i], K)
+            acc[P_CAP] += s_i * min(n - 1.0, K)
+            acc[P_PH] += s_i * ph
+            acc[P_HELD] += s_i * hm
+            # a late attempt under strict retry: its reply is ignored and it is
+            # resent, for the latency one more lost attempt
+            acc[P_LOST] += s_i * li
+            k += 1
+        for col in range(1, P_NCOL):
+            rows[r, col] = acc[col] / w
+        rows[r, P_W] = w
+        r += 1
+        j = k
+    rows = rows[:r]
+    tot = 0.0
+    for q in range(r):
+        tot += rows[q, P_W]
+    if tot > 0.0:
+        for q in range(r):
+            rows[q, P_W] /= tot
     return rows
 
 
-def _merge(rows: np.ndarray) -> np.ndarray:
-    """Rows sorted by residence; runs within MERGE_REL of their first (and
-    alike in loss) merged into their share-weighted means."""
-    if rows.shape[0] <= 1:
-        return rows
-    rows = rows[np.argsort(rows[:, P_R], kind="stable")]
-    out, start = [], 0
-    for j in range(1, rows.shape[0] + 1):
-        if j == rows.shape[0] or rows[j, P_R] > rows[start, P_R] * (1.0 + MERGE_REL) \
-                or rows[j, P_LOST] > rows[start, P_LOST] * 1.5 + 1e-12:
-            grp = rows[start:j]
-            w = grp[:, P_W]
-            m = grp[0].copy()
-            m[P_W] = w.sum()
-            if m[P_W] > 0:
-                m[1:] = (grp[:, 1:] * w[:, None]).sum(axis=0) / m[P_W]
-            out.append(m)
-            start = j
-    return np.array(out)
-
-
-# ---------------------------------------------------------------- compiled
 @njit(cache=True)
 def _texp_mean(t):
     """Mean of a truncated exponential on [0, 1] with rate t (any sign)."""
@@ -303,22 +335,40 @@ def _mixture_quantiles(paths, send, T, cc, qs, out):
         lo0 = min(lo0, SH[c])
         hi0 = max(hi0, SH[c] + (SHAPE[c] + 12.0 * math.sqrt(SHAPE[c])) * SCALE[c])
     hi0 += 1.0
+    # each quantile by regula falsi (Illinois) on log x inside its bracket; the
+    # quantiles come in ascending order, so each starts at the one before
+    lo_q = max(lo0, 1e-3)
+    f_lo0 = _sf_at(lo_q, W, SH, SHAPE, SCALE)
     for iq in range(qs.size):
         target = 1.0 - qs[iq]
-        lo = max(lo0, 1e-3)
-        hi = hi0
-        if _sf_at(lo, W, SH, SHAPE, SCALE) <= target:
-            out[iq] = lo
+        a = math.log(lo_q)
+        fa = f_lo0 - target
+        if fa <= 0.0:
+            out[iq] = lo_q
             continue
+        b = math.log(hi0)
+        fb = _sf_at(hi0, W, SH, SHAPE, SCALE) - target
+        side = 0
         for _ in range(100):
-            mid = math.sqrt(lo * hi)
-            if _sf_at(mid, W, SH, SHAPE, SCALE) > target:
-                lo = mid
-            else:
-                hi = mid
-            if hi / lo - 1.0 < 1e-4:
+            if b - a < 1e-4:
                 break
-        out[iq] = math.sqrt(lo * hi)
+            u = (a * fb - b * fa) / (fb - fa) if fb != fa else 0.5 * (a + b)
+            if not (a < u < b) or (b - a) > 4.0 and side != 0:
+                u = 0.5 * (a + b)                 # far apart: halve first
+            fu = _sf_at(math.exp(u), W, SH, SHAPE, SCALE) - target
+            if fu > 0.0:
+                a, fa = u, fu
+                if side == -1:
+                    fb *= 0.5
+                side = -1
+            else:
+                b, fb = u, fu
+                if side == 1:
+                    fa *= 0.5
+                side = 1
+        out[iq] = math.exp(0.5 * (a + b))
+        lo_q = out[iq]
+        f_lo0 = _sf_at(lo_q, W, SH, SHAPE, SCALE)
     return mean
 
 
