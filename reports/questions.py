@@ -406,7 +406,8 @@ def tune_sections(t, figs: _Figures | None = None) -> list[dict]:
     rows = [[k, _n(t.start_values[k]), _n(t.best_values[k]), _key_unit(k) or "–", t.ranges[k]]
             for k in t.keys]
     rows.append(["throughput", f"{t.start_mops:.4f}", f"{t.best_mops:.4f}", "MOPS", ""])
-    rows.append(["client latency", _n(t.start_latency_us), _n(t.best_latency_us), "µs",
+    stat = getattr(t, "latency_stat", "mean")
+    rows.append([f"client latency ({stat})", _n(t.start_latency_us), _n(t.best_latency_us), "µs",
                  f"at most {t.max_latency_us:,.0f}" if t.max_latency_us is not None else ""])
     table = _table(["setting", "given", "tuned", "unit", "searched"], rows, sortable=False)
     out = [{"id": "tune", "title": "Tuned configuration",
@@ -424,8 +425,10 @@ def tune_sections(t, figs: _Figures | None = None) -> list[dict]:
     pf = pareto_figure(t)
     if pf is not None:
         out[0]["blocks"].append(figs.block(pf, "The line: the configurations no other beats on "
-                                               "both throughput and latency (the trade-off the "
-                                               "search saw); dashed: the latency bound."))
+                                               "both throughput and p99 latency (the trade-off "
+                                               "the search saw); grey x: beyond the latency "
+                                               "bound" + ("; dashed: the bound." if stat == "p99"
+                                                          else f" (on the {stat}).")))
     if t.explanation is not None:
         out += explain_sections(t.explanation, figs, "explain",
                                 "Why the tuned gain falls short of the normalized gain")
@@ -477,17 +480,18 @@ def search_figure(t) -> dict | None:
 
 
 def pareto_figure(t) -> dict | None:
-    """Throughput against client latency of every configuration solved, the
-    front of those no other beats on both drawn as a line; beyond the
-    latency bound marked."""
+    """Throughput against p99 client latency of every configuration solved,
+    the front of those no other beats on both drawn as a line; beyond the
+    latency bound marked (the bound line where the bound reads the p99)."""
     if not t.history or not hasattr(t, "pareto"):
         return None
+    lk = "latency_p99_us"
     pts = [h for h in t.history if math.isfinite(h["throughput_mops"])
-           and math.isfinite(h["latency_us"])]
+           and math.isfinite(h.get(lk, math.nan))]
     front = t.pareto
     ok = [t.feasible(h) for h in pts]
     data = [{"type": "scatter", "mode": "markers", "name": name,
-             "x": [h["latency_us"] for h, f in zip(pts, ok) if f is want],
+             "x": [h[lk] for h, f in zip(pts, ok) if f is want],
              "y": [h["throughput_mops"] for h, f in zip(pts, ok) if f is want],
              "marker": ({"color": PALETTE[0], "size": 6, "opacity": 0.5} if want else
                         {"color": "#a0aec0", "size": 7, "symbol": "x"}),
@@ -495,18 +499,18 @@ def pareto_figure(t) -> dict | None:
             for want, name in ((True, "solved"), (False, "beyond the latency bound"))
             if any(f is want for f in ok)]
     data.append({"type": "scatter", "mode": "lines+markers", "name": "trade-off front",
-                 "x": [h["latency_us"] for h in front], "y": [h["throughput_mops"] for h in front],
+                 "x": [h[lk] for h in front], "y": [h["throughput_mops"] for h in front],
                  "line": {"color": PALETTE[3], "shape": "hv"}, "marker": {"size": 8},
                  "customdata": [", ".join(f"{k}={h[k]}" for k in t.keys) for h in front],
                  "hovertemplate": "%{customdata}<br>%{y:.4f} MOPS at %{x:,.0f} µs"
                                   "<extra></extra>"})
-    lay = layout("Throughput against client latency", "mean client latency (µs)",
+    lay = layout("Throughput against p99 client latency", "p99 client latency (µs)",
                  "throughput (MOPS)", legend=dict(LEGEND_ABOVE), margin={"t": 70})
-    if t.max_latency_us is not None:
+    if t.max_latency_us is not None and getattr(t, "latency_stat", "mean") == "p99":
         lay["shapes"] = [{"type": "line", "x0": t.max_latency_us, "x1": t.max_latency_us,
                           "yref": "paper", "y0": 0, "y1": 1,
                           "line": {"dash": "dash", "color": "#c53030", "width": 1}}]
-    lat = [h["latency_us"] for h in pts if h["latency_us"] > 0]
+    lat = [h[lk] for h in pts if h[lk] > 0]
     if lat and max(lat) / min(lat) >= 30:
         lay["xaxis"]["type"] = "log"
     return {"data": data, "layout": lay}

@@ -242,7 +242,13 @@ def test_curves_of_a_one_key_sweep():
     res = sw.run_sweep(base, prof, sw.parse_axes(["clients=64,512,4096"]))
     fig = sweep_curve_figure(res)
     names = [t["name"] for t in fig["data"]]
-    assert names == ["throughput, 90 % interval", "throughput (MOPS)", "client latency (µs)"]
+    assert names == ["throughput, 90 % interval", "throughput (MOPS)", "mean client latency (µs)",
+                     "p99 latency, 90 % interval", "p99 client latency (µs)"]
+    p99 = fig["data"][4]
+    assert p99["yaxis"] == "y2" and p99["y"] == [
+        r["latency_p99_us"] for r in sorted(res.rows, key=lambda r: r["clients.threads"])]
+    band99 = fig["data"][3]["y"]                                       # and inside its band
+    assert all(lo <= y <= hi for lo, y, hi in zip(band99[::-1][:3], p99["y"], band99[:3]))
     thr = fig["data"][1]
     assert thr["x"] == [64, 512, 4096]
     assert thr["y"] == [r["throughput_mops"] for r in sorted(res.rows, key=lambda r: r["clients.threads"])]
