@@ -78,10 +78,27 @@ def throughput_interval(pred: Mapping[str, Any]) -> str:
 
 
 def _latency_note(pred: Mapping[str, Any]) -> str:
-    p = (pred.get("details") or {}).get("latency_us_percentiles") or {}
-    if A.is_num(p.get("p50")) and A.is_num(p.get("p99")):
-        return f"mean response time; median {fmt(p['p50'], 'µs')}, p99 {fmt(p['p99'], 'µs')}"
-    return "mean response time per request"
+    return "mean response time per request (Little's law: client threads / throughput)"
+
+
+def _percentile_kpi(pred: Mapping[str, Any]) -> list[dict]:
+    """p50 / p95 / p99 of the client latency, with their intervals where the
+    prediction has them (the simulator's: of the requests it completed)."""
+    d = pred.get("details") or {}
+    p = d.get("latency_us_percentiles") or {}
+    keys = [k for k in ("p50", "p95", "p99") if A.is_num(p.get(k))]
+    if not keys:
+        return []
+    iv = d.get("latency_us_percentile_intervals") or {}
+    if iv:
+        note = "; ".join(f"{k} {num(iv[k]['lo_us'])} – {fmt(iv[k]['hi_us'], 'µs')}"
+                         for k in keys if k in iv) + " (90 % intervals)"
+    elif pred.get("engine") == "sim":
+        note = "of the requests the simulation completed"
+    else:
+        note = "no interval: the profile carries no fitted uncertainty"
+    return [kpi("latency " + " / ".join(keys), " / ".join(num(p[k]) for k in keys) + " µs",
+                note)]
 
 
 def _counter_note(pred: Mapping[str, Any], key: str, scenario) -> str:
@@ -100,14 +117,17 @@ def headline_kpis(pred: Mapping[str, Any], scenario: Mapping[str, Any] | None) -
     return [
         kpi("throughput", fmt(pred["throughput_mops"], "MOPS"), throughput_interval(pred)),
         kpi("client latency", fmt(client.get("latency_us"), "µs"), _latency_note(pred)),
+        *_percentile_kpi(pred),
         kpi("cache hit ratio", fmt(pred["cache_hit_ratio"], "fraction"),
             "of requests answered by the switch"),
-        kpi("normalized throughput", fmt(pred["normalized_x"], "×"),
-            "gain the workload allows the cache over NoCache"),
+        kpi("normalized gain", fmt(pred["normalized_x"], "×"),
+            "the gain the workload allows the cache over NoCache (max NoCache share / max "
+            "cached share); the rack's own gain: sim explain"),
         kpi("packet loss", fmt(pred.get("pktloss", 0.0), unit_for("pktloss")),
             _counter_note(pred, "pktloss", scenario)),
-        kpi("false positives", fmt(pred.get("false_pos", 0.0), unit_for("false_pos")),
-            "resent packets " + _counter_note(pred, "false_pos", scenario)),
+        kpi("resends", fmt(pred.get("false_pos", 0.0), "packets"),
+            _counter_note(pred, "false_pos", scenario) + " (the notes' false positives: each "
+            "loss, and each reply slower than the timeout)"),
         kpi("write stalls", fmt(pred.get("stall_fraction", 0.0), "fraction"),
             "of worker time, writes stopped or blocked"),
         kpi("client send", fmt(client.get("send_us"), "µs"), "per request"),

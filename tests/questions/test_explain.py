@@ -127,3 +127,42 @@ def test_cli_bad_input_exits_2(capsys, argv, field):
     code = main(["explain"] + argv)
     _, err = capsys.readouterr()
     assert code == 2 and f"'{field}'" in err and "Traceback" not in err
+
+
+def test_predict_explain_and_report_tell_one_story(tmp_path):
+    """Issue 44: on the same rack the prediction's table, the explanation and
+    the report name the same bottleneck, the normalized gain as what the
+    workload allows and the runtime gain as the rack's, and give every count
+    with its unit and period."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+
+    def run(*args):
+        p = subprocess.run([sys.executable, "-m", "sim", *args], cwd=root, capture_output=True,
+                           text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+
+    table = run("predict", "--no-intervals")
+    why = run("explain")
+    html_path = tmp_path / "p.html"
+    run("predict", "--no-intervals", "--html", str(html_path))
+    html = html_path.read_text()
+    bottleneck = [l for l in table.splitlines() if l.strip().startswith("bottleneck")][0]
+    text = bottleneck.split("bottleneck", 1)[1].strip()
+    assert f"bottleneck with the cache: {text}" in why
+    assert text in html
+    # the two gains, each named for what it is, and the same figure everywhere
+    norm = [l for l in table.splitlines() if l.strip().startswith("normalized gain")][0]
+    value = norm.split()[2]
+    assert "what the workload allows" in norm and "the rack's own gain: sim explain" in norm
+    assert f"normalized gain     {value} x   what the workload allows" in why
+    assert "runtime gain" in why and "MOPS with the cache" in why
+    assert "normalized gain" in html and f"{value}×" in html and "the gain the workload allows" in html
+    # counts with their unit and period, the same words in table and report
+    assert "packets per run of 10M queries" in table
+    assert "packets" in html and "per run of 10 M queries" in html
+    assert "false positives" not in html.split("Solver details")[0].lower().replace(
+        "the notes' false positives", "")
