@@ -30,6 +30,13 @@ form to it.
   the std from the position in the own burst and a wait behind higher
   classes that is zero unless the bursts meet; checked against a SimPy
   simulation of the bursts (means within 12 %, std within 20 %).
+* :func:`read_path_stations` -- the stations a replicated read visits, as
+  core pools and serial sections for a closed loop: one node's core pool
+  (unreplicated), any of r replicas' pools (a read that skips the log), or a
+  leader's log (Raft): the leader's core pool for the read, and each node's
+  *serial* log loop (the append and the replication messages), which no
+  number of cores parallelises. The quorum round trip is the caller's
+  delay.
 """
 
 from __future__ import annotations
@@ -46,7 +53,8 @@ from model.closed_forms import erlang_c
 from model.errors import InputError
 
 __all__ = ["scheduler_burst", "random_wake_burst", "tick_cycle", "saturated_latency",
-           "ClassWait", "mmc_priority", "burst_rounds", "burst_priority"]
+           "ClassWait", "mmc_priority", "burst_rounds", "burst_priority",
+           "PathStations", "read_path_stations"]
 
 WAKE_NODES = 16   # quadrature points over the wake-up's distribution
 
@@ -281,3 +289,58 @@ def burst_priority(classes: int, n: int, service: float, cores: int,
         var = s * s * r_var + v_behind
         out.append(ClassWait(mean_k, math.sqrt(var), max(p, 1.0 if own > 0 else 0.0)))
     return out
+
+
+@dataclass(frozen=True)
+class PathStations:
+    """Stations of one read for a closed loop (:func:`model.blocks.closed_loop_scv`):
+    demand per read, cores of each station and a name (for the bottleneck)."""
+
+    demands: tuple[float, ...]
+    cores: tuple[int, ...]
+    names: tuple[str, ...]
+
+
+def read_path_stations(path: str, read: float, cores: int, *, replicas: int = 3,
+                       serving: int = 1, msg: float = 0.0,
+                       append: float = 0.0) -> PathStations:
+    """Who does the work of one read on a replicated store, per read.
+
+    ``path``:
+
+    * ``"single"`` -- one node serves it (unreplicated): its core pool of
+      ``cores`` cores, ``read`` of CPU.
+    * ``"any"`` -- a read that skips the log, served by one of ``serving``
+      replicas (spread evenly): ``serving`` pools of demand read / serving.
+    * ``"log"`` -- a read ordered through a leader's log (Raft): the leader's
+      core pool does the read itself (``read``, in parallel on ``cores``);
+      the log is one serial loop per node (a Go Raft runs its state machine
+      in one goroutine: every proposal, append and ack passes through it, in
+      order, whatever the cores): the leader's appends the entry and sends it
+      to, and takes the ack from, each of the ``replicas`` - 1 followers
+      (append + 2 (r - 1) msg); each follower's appends it and handles the
+      message and its ack (append + 2 msg).
+
+    Times in one unit chosen by the caller."""
+    c = int(cores)
+    if c < 1:
+        raise InputError(f"cores must be an integer >= 1, got {cores!r}", field="cores")
+    if not (read >= 0 and msg >= 0 and append >= 0):
+        raise InputError("read, msg and append must be >= 0", field="read")
+    if path == "single":
+        return PathStations((float(read),), (c,), ("server pool",))
+    if path == "any":
+        r = int(serving)
+        if r < 1:
+            raise InputError(f"serving replicas must be >= 1, got {serving!r}", field="replicas")
+        return PathStations((read / r,) * r, (c,) * r,
+                            tuple(f"replica {i + 1} pool" for i in range(r)))
+    if path != "log":
+        raise InputError(f"unknown read path {path!r} (single, any, log)", field="path")
+    f = int(replicas) - 1
+    if f < 0:
+        raise InputError(f"replicas must be >= 1, got {replicas!r}", field="replicas")
+    d = [float(read), append + 2 * f * msg] + [append + 2 * msg] * f
+    k = [c, 1] + [1] * f
+    n = ["leader pool", "leader log loop"] + [f"follower {i + 1} log loop" for i in range(f)]
+    return PathStations(tuple(d), tuple(k), tuple(n))
