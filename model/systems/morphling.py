@@ -2,7 +2,8 @@
 
 Both implementations are closed loops: every client thread/connection has one
 read outstanding, spends a fixed client + network delay per read, and queues
-at a single-threaded serving station.
+at the stations that serve it (C: one serving thread; Go: core pools and, for
+Raft, serial log loops).
 
 C implementation (``morphling_c.csv``, profile ``morphling-c``)
     * unreplicated reads: one server thread does ``server_us`` (~36 us, the
@@ -15,11 +16,13 @@ C implementation (``morphling_c.csv``, profile ``morphling-c``)
 
 Go implementation (``morphling_go*.csv``, profile ``morphling-go``)
     * clients = 2 x conns_per_client (two client machines) = ops x latency.
-    * who serves a read: unreplicated -- the server's serial processing loop
-      (``read_us``); Morphling -- one of the two followers' loops (half the
-      reads each) plus a guidance delay; Raft -- the leader's loop (the read
-      and a heartbeat + ack per follower, ``msg_us`` each) and the followers'
-      loops, plus a quorum delay. Each read also costs its client machine CPU.
+    * who serves a read (:func:`model.systems.pools.read_path_stations`):
+      unreplicated -- the server's core pool (``read_us`` on ``server_cores``);
+      Morphling -- one of the serving replicas' pools (the read skips the log)
+      plus a guidance delay; Raft -- the leader's pool for the read, and each
+      node's serial Raft log loop (the append, ``append_us``, and a message to
+      and an ack from each follower, ``msg_us`` each), plus a quorum delay.
+      Each read also costs its client machine CPU.
     * hops are pure delays (2, Raft 4), plus a wake-up when the receiving
       node's threads are parked, which fades as exp(-rate x spin_us).
     * ``netstack_ms``: the per-request network-stack time measured by adding a
@@ -43,6 +46,7 @@ from model.registry import RunKind, register
 from model.rows import choice, number
 
 from .base import ParamSpec, System, register_system
+from .pools import read_path_stations
 
 C_PARAMS = (
     ParamSpec("server_us", "us", 36.0, 20.0, 60.0,
@@ -83,8 +87,15 @@ GO_PARAMS = (
               "latency a Raft read adds beyond its 2 extra hops: the followers' handling of the "
               "heartbeat and the leader's commit check, a delay off the serving loops"),
     ParamSpec("msg_us", "us", 3.0, 0.1, 100.0,
-              "serial processing-loop time per replication message (a heartbeat sent or an ack "
-              "received at the leader; a heartbeat handled at a follower)"),
+              "serial Raft-log-loop time per replication message (an append sent to or an ack "
+              "received from a follower at the leader; the append and its ack at a follower)"),
+    ParamSpec("append_us", "us", 20.0, 0.1, 1000.0,
+              "serial time per Raft read to append its entry to a node's log (leader and each "
+              "follower): one entry after the other, whatever the node's cores"),
+    ParamSpec("server_cores", "cores", 2.0, 1.0, 64.0,
+              "cores of a server node that run its goroutines' reads in parallel (assumption: "
+              "2, the fewest that let one server do the 33-34 Kops unreplicated runs at ~36 us "
+              "a read; docs/systems.md)", fit=False),
     ParamSpec("replicas", "replicas", 3.0, 1.0, 9.0, "replicas (leader + followers)", fit=False),
     ParamSpec("loop_scv", "ratio", 0.0, 0.0, 1.0,
               "squared coefficient of variation of a serving loop's (and a client machine's) "
@@ -129,32 +140,36 @@ def go_network(mode: str, machines: int, p: Profile) -> tuple[float, list[float]
     """(pure delay us, station demands us, station cores) of one Go read.
 
     Delay: the hops the read's messages cross (2; Raft 4: client -> leader ->
-    followers -> leader -> client). Stations, each a serial loop or a core pool:
-    the client machines (each carries 1/machines of the reads), then the
-    processing loop(s) that serve the read: the server's (unreplicated), the
-    serving replicas' (Morphling, spread over ``morphling_replicas``), or the
-    leader's and every follower's (Raft: the leader fans each read's heartbeat
-    out to all followers)."""
+    followers -> leader -> client) plus the mode's own delay (Morphling's
+    guidance check, Raft's quorum handling). Stations
+    (:func:`model.systems.pools.read_path_stations`): the client machines
+    (each carries 1/machines of the reads), then the server nodes' core pools
+    (``server_cores`` each): the one server's (unreplicated), the serving
+    replicas' (Morphling reads skip the log), or the leader's pool plus each
+    node's serial Raft log loop (Raft)."""
+    return _go_path(mode, machines, p)[:3]
+
+
+def _go_path(mode: str, machines: int, p: Profile):
     m = max(1, int(machines))
     cc = max(1, int(round(p["client_cores"])))
-    demands = [p["client_cpu_us"] / m] * m
-    cores = [cc] * m
-    hops = 2
+    sc = max(1, int(round(p.get("server_cores", 1.0))))
     if mode == "unreplicated":
-        demands.append(p["read_us"])
+        path = read_path_stations("single", p["read_us"], sc)
     elif mode == "morphling":
-        r = max(1, int(round(p["morphling_replicas"])))
-        demands += [p["read_us"] / r] * r
+        path = read_path_stations("any", p["read_us"], sc,
+                                  serving=max(1, int(round(p["morphling_replicas"]))))
     else:
-        hops = 4
-        followers = max(0, int(round(p["replicas"])) - 1)
-        # the leader serves the read itself and sends a heartbeat to, and takes an
-        # ack from, every follower; each follower handles one heartbeat + ack
-        demands += [p["read_us"] + 2 * followers * p["msg_us"]] + [2 * p["msg_us"]] * followers
-    cores += [1] * (len(demands) - len(cores))
+        path = read_path_stations("log", p["read_us"], sc,
+                                  replicas=max(1, int(round(p["replicas"]))),
+                                  msg=p["msg_us"], append=p.get("append_us", 0.0))
+    demands = [p["client_cpu_us"] / m] * m + list(path.demands)
+    cores = [cc] * m + list(path.cores)
+    names = [f"client machine {i + 1}" for i in range(m)] + list(path.names)
+    hops = 4 if mode == "raft" else 2
     delay = hops * p["hop_us"] + {"morphling": p["morphling_extra_us"],
                                   "raft": p["quorum_us"]}.get(mode, 0.0)
-    return delay, demands, cores
+    return delay, demands, cores, names
 
 
 def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[float, float]:
@@ -196,11 +211,7 @@ def go_solve(mode: str, clients: int, p: Profile, machines: int = 2) -> tuple[fl
 
 def go_capacity(mode: str, p: Profile, machines: int = 2) -> tuple[float, str]:
     """(ceiling ops/us, the resource that sets it): the largest demand per core."""
-    z, d, c = go_network(mode, machines, p)
-    names = [f"client machine {i + 1}" for i in range(max(1, int(machines)))]
-    names += {"unreplicated": ["server loop"],
-              "morphling": [f"replica {i + 1} loop" for i in range(len(d) - len(names))],
-              }.get(mode, ["leader loop"] + [f"follower {i + 1} loop" for i in range(len(d) - len(names) - 1)])
+    z, d, c, names = _go_path(mode, machines, p)
     b = bottleneck(z, d, c)
     return b.capacity, names[b.index]
 
@@ -320,4 +331,10 @@ MORPHLING_GO = register_system(System(
             # waking a parked node (futex wake, scheduler, idle-core exit) is of
             # the order of 100 us (weak: log-sd 0.7); without it two load points
             # cannot tell a large wake-up that fades slowly from a small one
-            "idle wake-up per hop ~100 us": lambda p: math.log(p["wake_us"] / 100.0) / 0.7}))
+            "idle wake-up per hop ~100 us": lambda p: math.log(p["wake_us"] / 100.0) / 0.7,
+            # a Go client's work per read (marshal, send, receive, unmarshal)
+            # mirrors the server's (receive, look up, reply): about read_us (log-sd 0.5)
+            "client CPU per read ~ the server's": lambda p: math.log(p["client_cpu_us"] / p["read_us"]) / 0.5,
+            # appending an entry to a Raft log in memory: a slice append and its
+            # bookkeeping in the Raft loop, of the order of a message's handling (weak)
+            "log append per entry ~5 us": lambda p: math.log(p["append_us"] / 5.0) / 0.7}))

@@ -95,15 +95,20 @@ def test_go_read_paths_who_sets_each_ceiling():
     cap_u, who_u = morphling.go_capacity("unreplicated", p)
     cap_m, who_m = morphling.go_capacity("morphling", p)
     cap_r, who_r = morphling.go_capacity("raft", p)
-    # Morphling reads are spread over the serving loops: each sees 1/r of them
+    c = int(p["server_cores"])
+    client = 2 / p["client_cpu_us"]
+    # Morphling reads are spread over the serving replicas' core pools
     r = int(p["morphling_replicas"])
     assert r >= 2
-    assert cap_m == pytest.approx(min(r / p["read_us"], 2 / p["client_cpu_us"]), rel=1e-9)
-    assert cap_u == pytest.approx(min(1 / p["read_us"], 2 / p["client_cpu_us"]), rel=1e-9)
-    assert who_u == "server loop"
-    # the leader's loop does the read and a heartbeat + ack per follower
-    assert who_r == "leader loop"
-    assert cap_r == pytest.approx(1 / (p["read_us"] + 4 * p["msg_us"]), rel=1e-9)
+    assert cap_m == pytest.approx(min(r * c / p["read_us"], client), rel=1e-9)
+    # an unreplicated read: the one server's core pool (or the client machines)
+    assert cap_u == pytest.approx(min(c / p["read_us"], client), rel=1e-9)
+    assert who_u in ("server pool", "client machine 1")
+    # a Raft read: the leader's serial log loop (the append, and a message to and
+    # an ack from each follower), unless the pool or the clients are slower
+    log = 1 / (p["append_us"] + 4 * p["msg_us"])
+    assert cap_r == pytest.approx(min(log, c / p["read_us"], client), rel=1e-9)
+    assert who_r == "leader log loop"
     assert cap_r < cap_u <= cap_m
 
 
@@ -129,5 +134,7 @@ def test_go_loop_variance_changes_waiting_not_ceiling():
         x1, l1 = morphling.go_solve(mode, 8, exp_p)
         assert l0 < l1 and x0 > x1
         assert morphling.go_capacity(mode, p)[0] == morphling.go_capacity(mode, exp_p)[0]
+        # unreplicated: the client machines and the server's pool are nearly
+        # balanced, so both loops creep up to the one ceiling slowly
         assert morphling.go_solve(mode, 512, p)[0] == pytest.approx(
-            morphling.go_solve(mode, 512, exp_p)[0], rel=1e-3)
+            morphling.go_solve(mode, 512, exp_p)[0], rel=5e-3)
