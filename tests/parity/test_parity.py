@@ -26,10 +26,10 @@ IDLE = ("a worker's wait is its idle time between requests: in the simulator the
         "workers idle through the rack-wide stops and the refill after them, and "
         "with few blocks per run where they fall decides the busiest worker's wait")
 
-BODY = ("the latency's body: in the simulator the workers alternate between idling "
-        "through rack-wide stops and the refill after them and queues piled up, so "
-        "more requests find a short queue than a steady queue with the solver's mean "
-        "residence gives (the IDLE cause, seen in the percentiles)")
+BODY = ("the latency's body: at a saturated rack Little's law fixes the threads' time; "
+        "the simulator's buffers overflow in bursts and lose 10-40 % more requests than "
+        "the mean-value form, each extra timeout taken out of the queues, so the requests "
+        "that are not lost are faster in the simulator (docs/model.md)")
 TAIL = ("the latency's tail: the simulator's losses and blocks come in bursts (a "
         "block piles the threads onto one worker, a full buffer drops the resends "
         "too), where the mean-value loss rate and held time are spread evenly over "
