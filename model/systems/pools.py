@@ -19,6 +19,12 @@ form to it.
 * :func:`saturated_latency` -- a server that drains at most X requests a
   unit: the latency at which the skipped ticks bring the N connections'
   sends down to X (Little's law on the cycle, N = X E[cycle]).
+* :func:`first_tick_setup` -- a run whose N connections open together and
+  send at once: the first tick's requests also wait for the server's
+  one-off set-up of the connections ahead of them (serial, ``setup`` each).
+  Paid once in T ticks, it adds little to the mean (a (N-1) / 2T) and much
+  to the std (a N / sqrt(3T)): a rare long wait, larger where a run has
+  fewer ticks (100 ms sends) and growing with N.
 * :func:`mmc_priority` -- classes of Poisson arrivals sharing one
   exponential service time on c cores, non-preemptive (Cobham with Erlang's
   C, via :func:`model.blocks.pool_priority`) or preemptive-resume (each top
@@ -53,6 +59,7 @@ from model.closed_forms import erlang_c
 from model.errors import InputError
 
 __all__ = ["scheduler_burst", "random_wake_burst", "tick_cycle", "saturated_latency",
+           "first_tick_setup",
            "ClassWait", "mmc_priority", "burst_rounds", "burst_priority",
            "PathStations", "read_path_stations"]
 
@@ -159,6 +166,33 @@ def saturated_latency(n: int, interval: float, capacity: float, cv: float,
     # kinds, and with them this module (tests/cli: 0.3 s of import)
     from scipy.optimize import brentq
     return float(brentq(f, floor, hi, xtol=1e-6 * hi))
+
+
+def first_tick_setup(n: int, setup: float, ticks: float) -> tuple[float, float]:
+    """What a run's start adds to the mean and the variance of its latencies.
+
+    The N connections open together and send their first request at once;
+    the server sets the connections up one at a time (``setup`` each: the
+    accept, the connection's thread or coroutine and its buffers), so the
+    first request of the connection set up k-th (k uniform on 0..N-1) waits
+    an extra E = k ``setup``; every later tick is unaffected. Each connection
+    sends ``ticks`` requests in the run (at least one), so a share 1 / ticks
+    of all latencies carry E, independent of their other waits (the set-up
+    order is taken as unrelated to the order in a later burst):
+
+    * mean added: E[E] / T = setup (N - 1) / (2 T);
+    * variance added: E[E^2] / T - (E[E] / T)^2, with
+      E[E^2] = setup^2 (N - 1)(2N - 1) / 6.
+
+    Returns (mean added, variance added)."""
+    if int(n) != n or n < 1:
+        raise InputError(f"connections must be an integer >= 1, got {n!r}", field="connections")
+    if not (setup >= 0 and ticks > 0):
+        raise InputError("setup must be >= 0 and ticks > 0", field="setup")
+    t = max(float(ticks), 1.0)
+    e1 = setup * (n - 1) / 2.0
+    e2 = setup * setup * (n - 1) * (2 * n - 1) / 6.0
+    return e1 / t, max(e2 / t - (e1 / t) ** 2, 0.0)
 
 
 # --------------------------------------------------------------------------

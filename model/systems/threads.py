@@ -31,6 +31,17 @@ interval brings a burst of N requests (:func:`model.blocks.aligned_burst`).
   (:func:`runnable_requests`): requests hold at the capacity and latency
   grows linearly with N (:func:`model.systems.pools.saturated_latency`),
   no collapse. About 47 connections for threads at m = 1.
+* A run's start: the connections open together and send at once, so the
+  first tick's requests also wait for the server's one-off set-up of the
+  connections ahead of them (``conn_setup_us`` each, serial;
+  :func:`model.systems.pools.first_tick_setup`). Paid once in the run's T
+  ticks, it adds little to the mean and much to the std -- the source of
+  the stds that reach or pass the mean wait at 16-64 connections, which
+  the coroutine wake-up had to carry before.
+* Saturated threads: the run queue is a round-robin of the N_sat runnable
+  requests' stages, so every request waits about the same; the latency
+  spread is the interleaved burst's share of its wait
+  (:func:`saturated_spread`), not a uniform position in a burst.
 * Stages at different priorities add ``level_switch_us`` per change.
 Latency = ``client_us`` + that; requests = completed rate x (run - ``warmup_ms``).
 
@@ -78,7 +89,7 @@ from model.registry import RunKind, register
 from model.rows import cell, choice, number
 
 from .base import ParamSpec, System, register_system
-from .pools import random_wake_burst, saturated_latency, tick_cycle
+from .pools import first_tick_setup, random_wake_burst, saturated_latency, tick_cycle
 
 STAGES = 3
 SERVICE_CV2 = 1.0      # squared CV of a request's serial work (assumption: exponential-like)
@@ -108,6 +119,10 @@ PARAMS = (
     ParamSpec("solo_delta_us", "us", 0.0, -500.0, 500.0,
               "thread minus coroutine latency of a lone request (a blocked kernel thread wakes "
               "on its event; a coroutine waits for the runtime's next poll)"),
+    ParamSpec("conn_setup_us", "us", 100.0, 0.0, 5000.0,
+              "server's one-off set-up of a connection at the start of a run (accept, its "
+              "thread or coroutine, buffers), one at a time: the first tick's requests wait "
+              "for the set-up of the connections ahead of them (pools.first_tick_setup)"),
     ParamSpec("level_switch_us", "us", 30.0, 0.0, 2000.0,
               "delay per priority-level change between consecutive stages"),
     ParamSpec("server_cores", "cores", 4.0, 1.0, 64.0,
@@ -240,6 +255,32 @@ def interleaved_burst(n: int, work: float, q: float, cv2: float) -> BurstWait:
     return BurstWait(mean, math.sqrt(var), fcfs.drain)
 
 
+def saturated_spread(model: str, burst: BurstWait, wait: float) -> float:
+    """Latency spread (std of the wait) of a saturated server whose mean wait is
+    ``wait``; ``burst`` is the burst of all N connections as the server drains it.
+
+    Threads: past the knee the run queue holds the N_sat runnable requests
+    and interleaves their stages round-robin (:func:`run_queue_burst`), so
+    each waits about a full round for every stage: the spread is the
+    interleaved burst's share of the wait, std / mean of ``burst`` (about
+    0.23 at 64 connections on 4 cores). Coroutines run a request to
+    completion: a uniform position in the burst, wait / sqrt(3)."""
+    if model == "thread":
+        return saturated_cv(model, burst) * wait
+    return max(burst.std, SATURATED_CV * wait)
+
+
+def saturated_cv(model: str, burst: BurstWait) -> float:
+    """Latency std / mean wait of a saturated server (:func:`saturated_spread`):
+    the thread run queue's round-robin share std / mean of ``burst``, or a
+    uniform position, 1 / sqrt(3). The same value shapes the latency whose
+    skipped ticks bring the sends down to the capacity
+    (:func:`model.systems.pools.saturated_latency`)."""
+    if model == "thread" and burst.mean > 0:
+        return burst.std / burst.mean
+    return SATURATED_CV
+
+
 def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: float,
              prios: str | None, p: Profile) -> dict[str, float]:
     """Mean and std of latency and completed requests of N timer-driven
@@ -278,13 +319,16 @@ def solve_tc(model: str, conns: int, matrix: float, interval_ms: float, run_ms: 
         # late replies make their connections skip ticks until the sends fall
         # to that rate (Little's law on the cycle), so no collapse
         x = conns / burst.drain
-        lat = saturated_latency(conns, interval, x, SATURATED_CV, solo + burst.mean)
+        lat = saturated_latency(conns, interval, x, saturated_cv(model, burst), solo + burst.mean)
         wait = lat - solo
-        spread = max(burst.std, SATURATED_CV * wait)
+        spread = saturated_spread(model, burst, wait)
         std = math.hypot(jitter, spread)
         sat = True
     req = x * 1e3 * max(run_ms - p["warmup_ms"], 0.0)
-    return {"latency_mean_us": solo + wait, "latency_std_us": std,
+    # the run's start: the first tick waits for the connections' set-up
+    setup_mean, setup_var = first_tick_setup(conns, p["conn_setup_us"], max(req / conns, 1.0))
+    std = math.sqrt(std * std + setup_var)
+    return {"latency_mean_us": solo + wait + setup_mean, "latency_std_us": std,
             "requests": req, "utilization": min(1.0, x * (w + compute) / cores),
             "saturated": float(sat)}
 
