@@ -89,7 +89,8 @@ from model.registry import RunKind, register
 from model.rows import cell, choice, number
 
 from .base import ParamSpec, System, register_system
-from .pools import first_tick_setup, random_wake_burst, saturated_latency, tick_cycle
+from .pools import (burst_rounds, first_tick_setup, random_wake_burst, saturated_latency,
+                    tick_cycle)
 
 STAGES = 3
 SERVICE_CV2 = 1.0      # squared CV of a request's serial work (assumption: exponential-like)
@@ -350,14 +351,6 @@ def _prio_std(wait: float, pwait: float, p: Profile) -> float:
     pw = min(max(pwait, 1e-3), 1.0)
     wq = max(wait, 0.0)
     return math.sqrt(p["priority_jitter_us"] ** 2 + wq * wq * (2.0 / pw - 1.0))
-
-
-def burst_rounds(n: int, cores: int) -> tuple[float, float]:
-    """Mean and variance of the rounds floor(j / c) ahead of position j of a
-    burst of n requests on c cores, j uniform on 0..n-1."""
-    r = [j // cores for j in range(n)]
-    m = sum(r) / n
-    return m, sum((x - m) ** 2 for x in r) / n
 
 
 def saturated_priority_waits(n: int, classes: int, s: float, cores: int,
