@@ -27,7 +27,7 @@ def cache_dir() -> str:
     (default ``~/.cache/kvperf``)."""
     here = Path(__file__).parent
     return compiled_cache_dir("analytic", (
-        here / "analytic.py", here / "latency_tail.py", Path(__file__), Path(clients.__file__), Path(lsm.__file__),
+        here / "analytic.py", here / "latency_tail.py", here / "bracket.py", Path(__file__), Path(clients.__file__), Path(lsm.__file__),
         Path(network.__file__), Path(service.__file__)))
 
 

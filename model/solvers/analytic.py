@@ -63,6 +63,7 @@ from ..rack.bottleneck import Outcome
 from ..rack.service import run_average_cost
 from ..regimes import caveat_dicts
 from . import latency_tail
+from .bracket import illinois_step
 from ._jit import njit, prange, register_jitable
 
 __all__ = ["AnalyticSolver", "solve", "solve_many", "X_TOL"]
@@ -490,16 +491,7 @@ def _evaluate(X, rs, ws, wk, cyc, mt, out_w, final, lite=False, away_out=False):
             if abs(fm) < 1e-6 * N:
                 lo_n = hi_n = mid
                 break
-            if fm > 0.0:
-                lo_n, f_lo = mid, fm
-                if side == -1:
-                    f_hi *= 0.5
-                side = -1
-            else:
-                hi_n, f_hi = mid, fm
-                if side == 1:
-                    f_lo *= 0.5
-                side = 1
+            lo_n, f_lo, hi_n, f_hi, side = illinois_step(lo_n, f_lo, hi_n, f_hi, side, mid, fm)
         n_awake = 0.5 * (lo_n + hi_n)
         lost, resends, held_sum, resid, sleep, stop, block_sleep = _loss_pass(
             X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs_per_write, z0)
@@ -853,7 +845,8 @@ def _outcome(spec: RackSpec, ro: np.ndarray, wo: np.ndarray) -> tuple[Outcome, d
         "memtable_fill_s": fill.tolist(),
         "flush_busy_fraction": wo[:, V_FLUSH_BUSY].tolist(),
         "write_stop_fraction": wo[:, V_STALL].tolist(),
-        # what the response-time distribution is built from (model.solvers.latency_tail)
+        # per worker, what the response-time distribution is built from (solve_many
+        # passes the same figures to model.solvers.latency_tail from its arrays)
         "residence_us": wo[:, V_R].tolist(),
         "queue_requests": wo[:, V_Q].tolist(),
         "block_fraction": wo[:, V_BLOCK].tolist(),

@@ -4,8 +4,7 @@ The analytic solver gives mean values; the percentiles a researcher compares
 with YCSB's or the load generator's come from the distribution of one
 request's response time, built here from the same solved figures (its
 ``details``) and checked against the simulator's histogram on the parity
-racks (tests/parity/test_latency_percentiles.py; docs/model.md, "Latency
-percentiles").
+racks (tests/parity/test_parity.py; docs/model.md, "Latency percentiles").
 
 A request, from the moment its thread asks for a client core to the reply
 that completes it, is (docs/model.md, section 2):
@@ -52,13 +51,14 @@ import numpy as np
 
 from ..rack import clients as cl_mech, service as svc_mech
 from ._jit import njit, register_jitable
+from .bracket import illinois_step
 
 register_jitable(cl_mech.gamma_sf)
 register_jitable(svc_mech.service_scv)
 _gamma_sf = cl_mech.gamma_sf
 _service_scv = svc_mech.service_scv
 
-__all__ = ["QUANTILES", "percentiles", "of_arrays", "none"]
+__all__ = ["QUANTILES", "of_arrays", "none"]
 
 #: key -> quantile, the percentiles both engines report (``details
 #: ["latency_us_percentiles"]``, us)
@@ -84,27 +84,6 @@ MERGE_REL = 0.05
 def none() -> dict[str, float]:
     """The percentiles of a rack without goodput: NaN throughout."""
     return {k: math.nan for k in (*QUANTILES, "mean_us")}
-
-
-def percentiles(spec, pred) -> dict[str, float]:
-    """``{p50, p90, p95, p99, p999, mean_us}`` of one analytic prediction of
-    ``spec`` (us); NaN throughout where the rack has no goodput."""
-    d = pred.details
-    if not (pred.throughput_mops > 0) or "residence_us" not in d:
-        return none()
-    from ..rack.arrays import per_worker
-    zero = np.zeros(len(d["residence_us"]))
-    return of_arrays(
-        spec, per_worker(spec.placement, "shares"), np.asarray(d["residence_us"], dtype=float),
-        np.asarray(d["queue_requests"], dtype=float),
-        np.array([s.process_us for s in pred.servers], dtype=float),
-        np.asarray(d.get("held_behind_blocks_us_per_visit", zero), dtype=float),
-        np.asarray(d.get("block_fraction", zero), dtype=float)
-        + np.asarray(d.get("write_stop_fraction", zero), dtype=float),
-        np.asarray(d.get("loss_per_visit", zero), dtype=float),
-        np.asarray(d.get("duplicates_per_request", zero), dtype=float),
-        float(d.get("client_cores_us_per_request", 0.0)),
-        1.0 + float(d.get("lost_per_request", 0.0)) + float(d.get("resends_per_request", 0.0)))
 
 
 def of_arrays(spec, share, R, Q, process, held, blocked, lost, dup, client_us: float,
@@ -356,16 +335,7 @@ def _mixture_quantiles(paths, send, T, cc, qs, out):
             if not (a < u < b) or (b - a) > 4.0 and side != 0:
                 u = 0.5 * (a + b)                 # far apart: halve first
             fu = _sf_at(math.exp(u), W, SH, SHAPE, SCALE) - target
-            if fu > 0.0:
-                a, fa = u, fu
-                if side == -1:
-                    fb *= 0.5
-                side = -1
-            else:
-                b, fb = u, fu
-                if side == 1:
-                    fa *= 0.5
-                side = 1
+            a, fa, b, fb, side = illinois_step(a, fa, b, fb, side, u, fu)
         out[iq] = math.exp(0.5 * (a + b))
         lo_q = out[iq]
         f_lo0 = _sf_at(lo_q, W, SH, SHAPE, SCALE)
