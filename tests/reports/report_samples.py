@@ -12,10 +12,30 @@ import csv
 import random
 from pathlib import Path
 
+import pytest
+
 from model.prediction import ClientPrediction, Prediction, ServerPrediction
 from model.rack.bottleneck import Bottleneck
+from reports.browser import find_chromium
 
 DATA = Path(__file__).resolve().parents[2] / "data"
+
+#: the Chromium binary the browser tests drive (None: not installed)
+CHROMIUM = find_chromium()
+#: marks of a test that opens pages in headless Chromium: marker ``browser``,
+#: and skipped, with the reason, only when no Chromium is installed
+NEEDS_CHROMIUM = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed "
+                       "(apt-get install chromium, or set $CHROMIUM)"),
+]
+
+
+def needs_chromium(test):
+    """:data:`NEEDS_CHROMIUM` on one test (a module takes it as ``pytestmark``)."""
+    for mark in NEEDS_CHROMIUM:
+        test = mark(test)
+    return test
 
 
 def make_prediction(n: int = 8, bottleneck: int = 3) -> Prediction:

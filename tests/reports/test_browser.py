@@ -19,16 +19,12 @@ import time
 import pytest
 
 import reports
-from reports.browser import check_report, find_chromium
+from reports.browser import check_report
 
-from report_samples import farreach_rows_with_predictions, grid_sweep, timeline
+from report_samples import (CHROMIUM, NEEDS_CHROMIUM, farreach_rows_with_predictions, grid_sweep,
+                            timeline)
 
-CHROMIUM = find_chromium()
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed "
-                       "(apt-get install chromium, or set $CHROMIUM)"),
-]
+pytestmark = NEEDS_CHROMIUM
 
 
 def assert_renders(path, shot, *, min_figures: int):

@@ -33,15 +33,12 @@ from pathlib import Path
 
 import pytest
 
-from reports.browser import PageGeometry, check_report, find_chromium
+from reports.browser import PageGeometry, check_report
 from reports.figures import MAX_RUN_LABELS
 
-CHROMIUM = find_chromium()
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed "
-                       "(apt-get install chromium, or set $CHROMIUM)"),
-]
+from report_samples import CHROMIUM, NEEDS_CHROMIUM
+
+pytestmark = NEEDS_CHROMIUM
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 WIDTHS = [1280, 800]

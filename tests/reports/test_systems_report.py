@@ -16,7 +16,9 @@ from model.profile import Param, Profile
 from model.systems import SYSTEMS
 from model.systems.base import System
 from reports import systems as RS
-from reports.browser import check_report, find_chromium
+from reports.browser import check_report
+
+from report_samples import CHROMIUM, needs_chromium
 
 NAMES = sorted(SYSTEMS)
 UNIT_AT_END = re.compile(r"\([^()]+\)$")
@@ -231,12 +233,7 @@ def test_cli_writes_pages_and_rejects_unknown_systems(tmp_path, capsys):
     assert "unknown system 'nope'" in err and "Traceback" not in err
 
 
-CHROMIUM = find_chromium()
-
-
-@pytest.mark.browser
-@pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium not installed "
-                    "(apt-get install chromium, or set $CHROMIUM)")
+@needs_chromium
 def test_system_page_renders_in_chromium(built, tmp_path):
     _, sections, path = built["runtimes"]
     shot = tmp_path / "runtimes.png"
