@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping
 from model.local_runs import COLUMNS, RESPONSE_PERCENTILES
 
 #: columns a runs file written by an earlier version may lack
-NEWER_COLUMNS = tuple(RESPONSE_PERCENTILES)
+NEWER_COLUMNS = tuple(f"response_{q}_us" for q in RESPONSE_PERCENTILES)
 from model.safe_io import exit_on_sigterm, remove_stale_scratch, scratch_dir
 from .runs_io import RunsWriter, existing_hashes
 
@@ -165,7 +165,7 @@ def measured_from_native(load: Mapping[str, Any], stats: Mapping[str, Any]) -> d
         "wait_stat": "avg",
         "send_us": load["send"]["mean_us"],
         "response_us": load["response"]["mean_us"],
-        **{f"response_{q}_us": load["response"].get(f"{q}_us") for q in ("p50", "p90", "p99")},
+        **{f"response_{q}_us": load["response"].get(f"{q}_us") for q in RESPONSE_PERCENTILES},
         "pktloss": int(load["timeouts"]),
         "false_pos": int(load["false_positives"]),
         "completed": completed,

@@ -61,12 +61,13 @@ def farreach_columns(p: Prediction, how: str = "avg") -> dict[str, Any]:
 LATENCY_PERCENTILES = ("p50", "p95", "p99")
 
 
-def latency_columns(p: Prediction, prefix: str = "latency") -> dict[str, float]:
-    """The client latency: its mean (Little's law) and percentiles, us
+def latency_columns(p: Prediction, prefix: str = "latency",
+                    keys: tuple[str, ...] = LATENCY_PERCENTILES) -> dict[str, float]:
+    """The client latency: its mean (Little's law) and percentiles ``keys``, us
     (``latency_us``, ``latency_p50_us``, ...; NaN where a solver gives none)."""
     pc = (p.details or {}).get("latency_us_percentiles") or {}
     out = {f"{prefix}_us": p.client.latency_us}
-    for k in LATENCY_PERCENTILES:
+    for k in keys:
         v = pc.get(k)
         out[f"{prefix}_{k}_us"] = float(v) if isinstance(v, (int, float)) else float("nan")
     return out

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .columns import farreach_columns
+from .columns import farreach_columns, latency_columns
 from .farreach_kinds import wait_stat
 from .profile import Profile
 from .registry import KINDS, RackForm, RunKind, register
@@ -69,15 +69,16 @@ CONFIG_COLUMNS = (
     "duration_s", "warmup_s", "max_requests", "cores", "repeat",
 )
 MEASURED_COLUMNS = ("mops", "wait_us", "process_us", "wait_stat", "send_us", "response_us",
-                    "response_p50_us", "response_p90_us", "response_p99_us", "pktloss", "false_pos", "completed", "elapsed_s", "worker_share",
-                    "external_cores", "date")
+                    "response_p50_us", "response_p90_us", "response_p99_us", "pktloss",
+                    "false_pos", "completed", "elapsed_s", "worker_share", "external_cores",
+                    "date")
 COLUMNS = ("id", "plan") + CONFIG_COLUMNS + ("config_hash",) + MEASURED_COLUMNS
 CLIENT_CORES = 1          # cores the co-located load generator keeps busy
 PREDICTED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos", "response_us",
              "response_p50_us", "response_p90_us", "response_p99_us")
-#: response-time percentiles: column -> key of ``details["latency_us_percentiles"]``
-RESPONSE_PERCENTILES = {"response_p50_us": "p50", "response_p90_us": "p90",
-                        "response_p99_us": "p99"}
+#: the response-time percentiles the load generator's histogram gives
+#: (``response_<p>_us``; the keys of ``details["latency_us_percentiles"]``)
+RESPONSE_PERCENTILES = ("p50", "p90", "p99")
 
 DISTRIBUTIONS = {"zipf": "zipf", "zipfian": "zipf", "uniform": "uniform"}
 WAL = {"on": True, "off": False, "true": True, "false": False, "1": True, "0": False,
@@ -160,12 +161,8 @@ def _local_scenarios(row: Any) -> list[Scenario]:
 
 def _local_columns(row: Any, preds: list) -> dict[str, Any]:
     # the same outputs as the rack's runs, without its cache gain
-    p = preds[0]
-    out = farreach_columns(p, wait_stat(row))
-    pc = p.details.get("latency_us_percentiles") or {}
-    out["response_us"] = p.client.latency_us
-    for col, key in RESPONSE_PERCENTILES.items():
-        out[col] = pc.get(key, float("nan"))
+    out = {**farreach_columns(preds[0], wait_stat(row)),
+           **latency_columns(preds[0], "response", RESPONSE_PERCENTILES)}
     return {k: out[k] for k in PREDICTED}
 
 
