@@ -1,0 +1,9 @@
+"""The toolkit's edge to the outside: files, processes and the terminal.
+
+The domain (:mod:`model`) computes and never touches a file, a process or
+the terminal; what does lives here: reading inputs with located errors and
+writing outputs atomically (:mod:`runio.safe_io`), the exit codes of a
+command (:mod:`runio.exits`), the measured-run file kinds and their batch
+prediction, on-disk caches, and progress lines. Dependencies point one way:
+this package imports :mod:`model`, never the reverse.
+"""
