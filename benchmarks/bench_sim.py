@@ -34,10 +34,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from runio.inputs import load_profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from model.profile import Profile  # noqa: E402
 from model.rack import compile_rack  # noqa: E402
 from model.scenario import Scenario  # noqa: E402
 from sim.config import SimConfig  # noqa: E402
@@ -147,7 +147,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-process", dest="process", action="store_false",
                     help="skip the `python -m sim simulate` process timings")
     args = ap.parse_args(argv)
-    pf = Profile.load("tofino-testbed")
+    pf = load_profile("tofino-testbed")
     sim = FastSimulator(args.seconds, args.seed)
     cfg0, _ = sim.config(compile_rack(Scenario.default(), pf))
     w0 = time.perf_counter()

@@ -10,7 +10,7 @@ files and checks profiles against measurements it did not see::
 
 Modules: :mod:`calibrate.runs_io` (runs CSVs, safe appends),
 :mod:`calibrate.farreach_logs` (FarReach's own output formats),
-:mod:`model.local_runs` (the ``local_runs`` run kind),
+:mod:`runio.local_runs` (the ``local_runs`` run kind),
 :mod:`calibrate.plan` and :mod:`calibrate.local_runner` (design of
 experiments over the native server), :mod:`calibrate.fitters` (kind ->
 fitter registry), :mod:`calibrate.local_fit` (the local fitter),

@@ -3,7 +3,7 @@
 Each YCSB output file becomes one ``ycsb_runs`` row (or, with ``one_run``,
 the files are the physical clients of one run and become one row); each
 benchmark result of a db_bench output becomes one ``dbbench_runs`` row
-(:mod:`model.bench_runs` says what the columns mean). The configuration the
+(:mod:`runio.bench_runs` says what the columns mean). The configuration the
 files do not tell (servers, a system, storage settings...) comes from
 ``--set COLUMN=VALUE``; what they tell (YCSB's ``-threads``, db_bench's key
 and value sizes) is used unless ``--set`` says otherwise. Every row is
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from model import bench_runs
+from runio import bench_runs
 from model.errors import InputError
 from model.registry import RunKind
 

@@ -27,12 +27,14 @@ import shlex
 import sys
 from typing import Any
 
-from model.errors import ArgumentParser, InputError, at_least, run_command
-from model.safe_io import output_path
+from runio.exits import ArgumentParser, at_least, run_command
+from model.errors import InputError
+from runio.safe_io import output_path
+from runio.inputs import load_profile, save_profile
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from sim.progress import add_flag
+    from runio.progress import add_flag
     ap = ArgumentParser(prog="python -m calibrate",
                                  description="Local runs, fitting and validation of profiles.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -161,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _kinds(args) -> int:
     """Every kind a runs CSV can be, as ``--runs`` infers it from the header."""
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     for k in KINDS.values():
         print(f"{k.name}: {k.description}" if k.description else k.name)
         print(f"  key columns (all needed): {', '.join(sorted(k.signature))}")
@@ -195,7 +197,7 @@ def _run(args) -> int:
     import functools
     runner = functools.partial(native_run, quiet_below=args.quiet_below,
                                quiet_timeout_s=args.quiet_timeout)
-    from sim.progress import Interrupted, wanted
+    from runio.progress import Interrupted, wanted
     saved = {"n": 0}
     try:
         counts = run_plan(points, args.out, runner, cluster=args.cluster,
@@ -216,15 +218,14 @@ def _fit(args) -> int:
 
     from .fitters import fitter_spec
     from .runs_io import load_runs
-    from model.profile import Profile
-    from model.row_prediction import row_racks
+    from runio.row_prediction import row_racks
     output_path(args.out, "--out", [*args.runs, args.priors])
     kind, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
     # every input is read and checked before the fit says it starts: each
     # row's racks (its values in range) and the priors file
     row_racks(kind, rows)
     if args.priors is not None:
-        Profile.load(args.priors)
+        load_profile(args.priors)
     cls, fixed = fitter_spec(kind.name)
     command = "python -m calibrate " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
         if sys.argv and sys.argv[0].endswith(("__main__.py", "calibrate")) else None
@@ -245,7 +246,7 @@ def _fit(args) -> int:
     for w in getattr(fitter, "warnings_", ()):
         print(f"warning: {w}", file=sys.stderr)
     profile = fitter.profile_
-    profile.save(args.out)
+    save_profile(profile, args.out)
     print(format_fit(fitter, profile))
     print(f"profile written to {args.out}", file=sys.stderr)
     return 0
@@ -280,7 +281,6 @@ def format_fit(fitter, profile) -> str:
 
 
 def _validate(args) -> int:
-    from model.profile import Profile
     if args.cv:
         return _validate_cv(args)
     if not args.profile:
@@ -292,7 +292,7 @@ def _validate(args) -> int:
     for opt in ("out", "html"):
         if getattr(args, opt):
             output_path(getattr(args, opt), f"--{opt}", args.runs)
-    profile = Profile.load(args.profile)
+    profile = load_profile(args.profile)
     if args.html:
         try:
             import reports
@@ -300,7 +300,7 @@ def _validate(args) -> int:
         except (ImportError, AttributeError) as exc:
             raise InputError(f"--html needs the reports package with write_validation_report "
                              f"({exc})", field="--html") from None
-    from sim.progress import wanted
+    from runio.progress import wanted
     v = validate(profile, args.runs, kind=args.kind, cluster=args.cluster, n_jobs=args.jobs,
                  aggregate=args.aggregate, max_interference=args.max_interference,
                  where=_where(args.where), progress=wanted(args.progress))
@@ -330,7 +330,7 @@ def _validate_cv(args) -> int:
     """``validate --cv GROUP``: out-of-sample errors per kind and column (calibrate.cv)."""
     from .cv import cross_validate, format_cv, held_rows
     from .runs_io import load_runs, write_rows
-    from sim.progress import Interrupted, wanted
+    from runio.progress import Interrupted, wanted
     if args.html:   # the validation report shows one profile's in-sample fit, not refits
         raise InputError("--html is not available with --cv (each fold has its own refit); "
                          "use --out HELD.csv for the held-out cells", field="--html")

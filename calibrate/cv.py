@@ -140,7 +140,7 @@ def register_grouping(name: str, fn: Callable[[Sequence[Row], str], list[Fold]])
 
 def curve_spec(kind: str) -> dict[str, Any]:
     """The kind's curve declaration ``{"by": (...), "order": col}``."""
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     k = KINDS.get(kind)
     spec = None if k is None else k.extra.get("curve")
     if not spec:
@@ -184,7 +184,7 @@ def _rank_in_curve(rows: Sequence[Row]) -> tuple[list[int], list[int]]:
 
 def top_spec(kind: str) -> dict[str, Any]:
     """The kind's leave-the-top-out axis: ``extra["top"]``, else its curve."""
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     k = KINDS.get(kind)
     spec = None if k is None else k.extra.get("top")
     return spec or curve_spec(kind)
@@ -346,7 +346,7 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
     ``progress`` shows a bar of refits on stderr; Ctrl-C returns the folds
     finished so far (``partial`` is then true).
     """
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     rows = list(rows)
     if not rows:
         raise InputError("no rows to cross-validate", field="--runs")
@@ -359,7 +359,7 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
     held: list[Held] = []
     profiles = []
     done: list[Fold] = []
-    from sim.progress import bar
+    from runio.progress import bar
     with bar(len(folds), "refits", "fit", progress) as b:
         try:
             for f in folds:
@@ -376,9 +376,9 @@ def cross_validate(rows: Sequence[Row], grouping: str, *, fitter: Any = None,
 
 def _refit_and_predict(f: Fold, rows: Sequence[Row], make) -> tuple[Any, list[Held]]:
     """One fold: the profile refitted without its test rows, and their held-out cells."""
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     prof = make().fit([rows[i] for i in f.train]).profile_
-    from model.row_prediction import predict_kind_rows
+    from runio.row_prediction import predict_kind_rows
     # the fold's rows of each kind in one batch (rack kinds solve them together)
     by_kind: dict[str, list[int]] = {}
     for i in f.test:
@@ -447,7 +447,7 @@ def format_cv(res: CVResult, per_row: bool = False) -> str:
     lines = [f"cross-validation {res.grouping}: {len(res.folds)} refit(s), {n_test} held-out runs, "
              f"{len(res.held)} held-out cells; intervals at {res.level * 100:.0f} %", ""]
     if res.partial:
-        from sim.progress import partial_text
+        from runio.progress import partial_text
         lines.insert(0, partial_text(len(res.folds), res.folds_planned, "refits")
                      + " (the figures below cover only those)")
     if per_row:

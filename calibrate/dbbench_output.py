@@ -1,4 +1,4 @@
-"""RocksDB ``db_bench`` output -> ``dbbench_runs`` rows (:mod:`model.bench_runs`).
+"""RocksDB ``db_bench`` output -> ``dbbench_runs`` rows (:mod:`runio.bench_runs`).
 
 What is read is what RocksDB's own code prints (facebook/rocksdb):
 
@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from model import safe_io
+from runio import safe_io
 from model.errors import InputError
 
 _RESULT = re.compile(r"^(\S+)\s*:\s*(\S+) micros/op (\S+) ops/sec"

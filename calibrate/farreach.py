@@ -10,7 +10,7 @@ free parameters are fitted by robust least squares
 (``scipy.optimize.least_squares``, soft-L1 loss) on log ratios
 predicted/measured of throughput, process time, wait and send time, so
 every row counts by its relative error; predictions become measured
-columns through :func:`model.columns.farreach_columns`, as in batch
+columns through :func:`runio.columns.farreach_columns`, as in batch
 prediction and validation. Parameters are fitted in log space (all are
 positive); their standard errors come from the Jacobian at the optimum.
 
@@ -31,14 +31,15 @@ from typing import Any, Sequence
 import numpy as np
 from scipy import optimize
 
-from model.columns import farreach_columns
+from runio.columns import farreach_columns
 from model.errors import InputError
-from model.farreach_kinds import farreach_scenario, wait_stat
-from model.kinds import KINDS
+from runio.farreach_kinds import farreach_scenario, wait_stat
+from runio.kinds import KINDS
 from model.profile import Param, Profile
 from model.rows import cell, number
 from model.solvers import predict_many
 from model.uncertainty import fitted_uncertainty
+from runio.inputs import load_profile
 
 KIND_NAMES = ("farreach_runs", "farreach_tuning", "farreach_breakdown")
 
@@ -112,7 +113,7 @@ class FarReachFitter:
         if not rows:
             raise InputError("no FarReach rows to fit (kinds: " + ", ".join(KIND_NAMES) + ")",
                              field="--runs")
-        prior = Profile.load(self.priors or default_priors())
+        prior = load_profile(self.priors or default_priors())
         free = tuple(self.free) if self.free is not None else FREE
         unknown = [k for k in free if k not in prior.params]
         if unknown:
@@ -203,7 +204,7 @@ class FarReachFitter:
         model (the model changed and the fit command was not re-run)."""
         from .fitters import robust_cost
         rows = [r for r in rows if r.get("__kind__") in KIND_NAMES]
-        prior = Profile.load(self.priors or default_priors())
+        prior = load_profile(self.priors or default_priors())
         free = tuple(self.free) if self.free is not None else FREE
         with _Pool(_targets(rows), 1) as pool:
             data = pool.residuals([profile])[0]

@@ -43,7 +43,8 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from model.errors import InputError
-from model.safe_io import BOM, input_path, read_text
+from model.toml_text import BOM
+from runio.safe_io import input_path, read_text
 
 FARREACH_RUNS_COLUMNS = (
     "id", "block", "setting", "system", "servers", "clients", "timeout_ms", "queries_m",
@@ -418,8 +419,8 @@ def check_row(row: Mapping[str, Any]) -> None:
     """Check an ingested row as a farreach_runs reader will read it, before it is
     written: every configuration value it gives (``--set servers=-5`` is an
     error naming ``servers``) and every measured value (a finite number >= 0)."""
-    from model.farreach_kinds import farreach_scenario
-    from model.kinds import get
+    from runio.farreach_kinds import farreach_scenario
+    from runio.kinds import get
 
     from .runs_io import check_measured, format_cell
     cells = {k: format_cell(v) for k, v in row.items()}

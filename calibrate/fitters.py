@@ -49,7 +49,7 @@ def registered() -> dict[str, Any]:
     a kind of one of the other reference systems is fitted by
     :data:`SYSTEM_FITTER` for its system.
     """
-    from model.kinds import KINDS, SYSTEMS
+    from runio.kinds import KINDS, SYSTEMS
     out: dict[str, Any] = {}
     for name, kind in KINDS.items():
         if kind.fitter:

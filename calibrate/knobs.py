@@ -8,8 +8,8 @@ CSVs hold many such pairs; this module finds them and compares the measured
 throughput ratio with the one the analytic solver and the simulator predict.
 
 * **Knob columns** of a run kind are the row columns that set scenario keys
-  (:data:`model.farreach_kinds.COLUMN_OF`, and whatever else
-  :func:`model.farreach_kinds.farreach_scenario` reads, found by probing it:
+  (:data:`runio.farreach_kinds.COLUMN_OF`, and whatever else
+  :func:`runio.farreach_kinds.farreach_scenario` reads, found by probing it:
   ``variant`` of the tuning kind is one). Every other column (id, block,
   setting, note, wait_stat, the measured columns) is ignored.
 * Knob cells are compared after normalising: numbers by value (``64`` and
@@ -49,6 +49,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from model.errors import InputError
 from model.rows import parse_number
+from runio.inputs import load_profile
 
 __all__ = ["KNOB_KINDS", "FLAT", "ENGINES", "Run", "Pair", "KnobTable", "knob_columns",
            "empty_means", "normalise", "load_runs_files", "keep_runs", "find_pairs", "scored",
@@ -103,7 +104,7 @@ class _Probe(dict):
 
 def _scenario_columns(row: Mapping[str, str]) -> list[str]:
     """The columns :func:`farreach_scenario` reads from ``row`` (in the order read)."""
-    from model.farreach_kinds import farreach_scenario
+    from runio.farreach_kinds import farreach_scenario
     probe = _Probe(row)
     try:
         farreach_scenario(probe)
@@ -119,7 +120,7 @@ def knob_columns(kind: str, header: Sequence[str],
     The columns that set scenario keys (``COLUMN_OF``) and every column
     ``farreach_scenario`` reads from the file's ``rows``: ``variant`` of the
     tuning kind, which pins the workers, is one."""
-    from model.farreach_kinds import COLUMN_OF
+    from runio.farreach_kinds import COLUMN_OF
     if kind not in KNOB_KINDS:
         raise InputError(f"the knob table compares FarReach runs "
                          f"({', '.join(KNOB_KINDS)}); not kind {kind}", field="--runs")
@@ -141,7 +142,7 @@ def empty_means() -> dict[str, str]:
     ``queries_m`` and the choice columns as :func:`farreach_scenario` reads
     them; numeric columns that keep the default scenario's value when empty
     (timeout, memtable, flushnum, maxnum, WAL bytes per sync) that value."""
-    from model.farreach_kinds import COLUMN_OF
+    from runio.farreach_kinds import COLUMN_OF
     from model.scenario import Scenario
     base = Scenario.default().to_dict()
     out = dict(_EMPTY_CHOICES)
@@ -233,9 +234,9 @@ def load_runs_files(paths: Sequence[str]) -> tuple[list[Run], dict[str, list[str
     a measured cell that is not a number, a knob cell the scenario refuses,
     name the file, line and column. Returns the rows and each kind's knob
     columns (the union over its files)."""
-    from model.farreach_kinds import farreach_scenario, wait_stat
-    from model.kinds import KINDS, detect
-    from sim.batch import read_runs
+    from runio.farreach_kinds import farreach_scenario, wait_stat
+    from runio.kinds import KINDS, detect
+    from runio.batch import read_runs
 
     from .runs_io import check_measured
     if not paths:
@@ -364,7 +365,7 @@ def predict_analytic(scenarios: Sequence[Any], profile: Any,
     """Analytic predictions of ``scenarios`` under one profile: each distinct
     rack solved once, all of them in one batch (:func:`model.solvers.predict_many`),
     smallest racks first as batch prediction orders them."""
-    from model.row_prediction import rack_size
+    from runio.row_prediction import rack_size
     from model.solvers import predict_many
     distinct = sorted(dict.fromkeys(scenarios), key=rack_size)
     preds = predict_many(distinct, profile, progress=progress) if distinct else []
@@ -404,7 +405,7 @@ def _pool_map(fn: Callable[[tuple], tuple], tasks: Sequence[tuple], jobs: int) -
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from model.errors import RunFailed
+    from runio.exits import RunFailed
     methods = mp.get_all_start_methods()
     ctx = mp.get_context("fork" if "fork" in methods else methods[0])
     pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx,
@@ -435,7 +436,7 @@ def predict_sim(items: Sequence[tuple[Any, Any]], seconds: float, seed: int, job
     ``progress(n)`` hears of each rack finished."""
     tasks = [(i, sc, prof, seconds, seed) for i, (sc, prof) in enumerate(items)]
     # the largest racks first, so that the last ones to finish are short
-    from model.row_prediction import rack_size
+    from runio.row_prediction import rack_size
     tasks.sort(key=lambda t: rack_size(t[1]), reverse=True)
     out: dict[int, float] = {}
     try:
@@ -590,7 +591,7 @@ def write_csv(t: KnobTable, path: str | os.PathLike) -> None:
     """The table as CSV, written atomically (numbers at full precision)."""
     import csv
 
-    from model.safe_io import atomic_write
+    from runio.safe_io import atomic_write
     header = table_header(t)
     with atomic_write(path) as fh:
         w = csv.writer(fh)
@@ -734,7 +735,7 @@ def parse_min_effect(text: Any) -> float:
 
 def check_args(args) -> None:
     """Every flag and output path, checked before any work."""
-    from model.safe_io import output_path, output_type, same_file
+    from runio.safe_io import output_path, output_type, same_file
     args.min_effect = parse_min_effect(args.min_effect)
     if not (isinstance(args.seconds, (int, float)) and math.isfinite(args.seconds)
             and 0 < args.seconds <= 1e5):
@@ -763,12 +764,11 @@ def run_knobs(args) -> int:
     """``python -m calibrate knobs`` (see the module docstring)."""
     import sys
 
-    from model.profile import Profile
-    from sim.progress import Interrupted, bar, partial_text, wanted
+    from runio.progress import Interrupted, bar, partial_text, wanted
     check_args(args)
     show = wanted(args.progress)
     engines = ["analytic", "sim"] if args.engine == "both" else [args.engine]
-    given = Profile.load(args.profile) if args.profile is not None else None
+    given = load_profile(args.profile) if args.profile is not None else None
     runs, knobs = load_runs_files(args.runs)
     pairs = find_pairs(runs, knobs)
     dups = [r for r in runs if r.duplicate_of is not None]
@@ -816,13 +816,13 @@ def run_knobs(args) -> int:
         profile_text = (f"held out: {len(fold_prof)} refit(s) by {label}"
                         + (f" from '{given.name}'" if given is not None else ""))
     else:
-        from model.kinds import KINDS
+        from runio.kinds import KINDS
         by_name: dict[str, int] = {}
         for p in pairs:
             name = given.name if given is not None else KINDS[p.kind].profile
             if name not in by_name:
                 by_name[name] = len(profiles)
-                profiles.append(given if given is not None else Profile.load(name))
+                profiles.append(given if given is not None else load_profile(name))
             prof_of_pair.append(by_name[name])
         profile_text = "profile " + ", ".join(f"'{n}'" for n in by_name)
 

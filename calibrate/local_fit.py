@@ -45,8 +45,9 @@ from model.errors import InputError
 from model.solvers import predict
 from model.profile import Param, Profile
 
-from model.local_runs import local_scenario
+from runio.local_runs import local_scenario
 from .parallel import pmap
+from runio.inputs import load_profile
 
 DEFAULT_FREE = ("base_us", "put_us", "get_mem_us", "get_sst_us", "wal_us", "seqget_sst_us",
                 "txn_commit_us", "recv_floor_us", "server_gap_us", "miss_rtt_us", "send_base_us",
@@ -74,12 +75,12 @@ def _load_priors(path: str | Path) -> Profile:
     """Load priors by path; a path under calibrate/ also resolves inside the package."""
     p = Path(path)
     if p.exists():
-        return Profile.load(str(p))
+        return load_profile(str(p))
     parts = p.parts
     if parts and parts[0] == "calibrate":
         res = resources.files("calibrate").joinpath(*parts[1:])
         if res.is_file():
-            return Profile.load(str(res))
+            return load_profile(str(res))
     raise InputError("priors file not found", source=str(path), field="priors")
 
 

@@ -4,7 +4,7 @@
 :class:`native.Server` in a fresh data directory, warms it up with the same
 workload, resets the statistics, runs the bounded closed-loop load generator
 (``native.run_load``) and turns the stats dicts into a ``local_runs`` row
-(see :mod:`model.local_runs` for the columns).
+(see :mod:`runio.local_runs` for the columns).
 
 :func:`run_plan` runs points that are not yet in the output CSV (keyed by
 ``config_hash``), one at a time by default because native runs on one
@@ -27,11 +27,11 @@ import sys
 import time
 from typing import Any, Callable, Iterable, Mapping
 
-from model.local_runs import COLUMNS, RESPONSE_PERCENTILES
+from runio.local_runs import COLUMNS, RESPONSE_PERCENTILES
 
 #: columns a runs file written by an earlier version may lack
 NEWER_COLUMNS = tuple(f"response_{q}_us" for q in RESPONSE_PERCENTILES)
-from model.safe_io import exit_on_sigterm, remove_stale_scratch, scratch_dir
+from runio.safe_io import exit_on_sigterm, remove_stale_scratch, scratch_dir
 from .runs_io import RunsWriter, existing_hashes
 
 Runner = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -195,7 +195,7 @@ def run_plan(points: list[dict[str, Any]], out: str, runner: Runner = native_run
     remove_stale_scratch(SCRATCH_PREFIX)         # left by a run that was SIGKILLed
     bar = None
     if progress:
-        from sim.progress import bar as progress_bar
+        from runio.progress import bar as progress_bar
         bar = progress_bar(len(points), "local runs", "run", True, initial=counts["skipped"])
     try:
         # SIGTERM ends the session like Ctrl-C: the run in progress removes its

@@ -23,7 +23,7 @@ A plan is a TOML file::
 Every key is declared once in :data:`KEYS` with its type and range; an
 invalid plan raises :class:`~model.errors.InputError` naming the key (for
 example ``factors.clients[2]``). :func:`expand` turns a plan into points:
-dicts of the configuration columns of :mod:`model.local_runs`, each with
+dicts of the configuration columns of :mod:`runio.local_runs`, each with
 its ``config_hash`` and ``id``.
 """
 
@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from model.errors import InputError
-from model.safe_io import load_toml, locate_in_toml
+from runio.safe_io import load_toml
+from model.toml_text import locate_in_toml
 
 from .runs_io import config_hash
 

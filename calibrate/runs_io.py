@@ -2,9 +2,9 @@
 
 A *runs CSV* is one row per measured run: configuration columns first, then
 measured columns, as in ``data/*.csv``. Its kind (``farreach_runs``,
-``local_runs``, ...) is recognised from the header by :mod:`model.kinds`.
+``local_runs``, ...) is recognised from the header by :mod:`runio.kinds`.
 
-Reading goes through :func:`sim.batch.read_runs` (so errors name the file and
+Reading goes through :func:`runio.batch.read_runs` (so errors name the file and
 line the same way everywhere) and tags every row with ``__kind__``,
 ``__source__`` and ``__line__``, the keys fitters receive.
 
@@ -35,17 +35,17 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from model.errors import InputError
-from model.kinds import KINDS, RunKind, detect
+from runio.kinds import KINDS, RunKind, detect
 from model.rows import parse_number
-from model.safe_io import atomic_write, decode, unterminated_tail
-from sim.batch import read_runs
+from runio.safe_io import atomic_write, decode, unterminated_tail
+from runio.batch import read_runs
 
 HASH_COLUMN = "config_hash"
 
 
 def _ensure_kinds() -> None:
     # The local_runs kind registers itself with model.runs on import.
-    from model import local_runs  # noqa: F401
+    from runio import local_runs  # noqa: F401
 
 
 def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,

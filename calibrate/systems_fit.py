@@ -33,10 +33,12 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 from scipy.optimize import least_squares
 
-from model.errors import ArgumentParser, InputError, run_command
-from model.safe_io import output_path
+from runio.exits import ArgumentParser, run_command
+from model.errors import InputError
+from runio.safe_io import output_path
 from model.profile import Param, Profile
 from model.uncertainty import fitted_uncertainty
+from runio.inputs import load_profile, save_profile
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PROFILES = Path(__file__).resolve().parent.parent / "model" / "profiles"
@@ -49,8 +51,8 @@ def _systems():
 
 def load_rows(system: str, data_dir: str | Path = DATA) -> list[dict[str, str]]:
     """Calibration rows of a system, tagged with kind, source file and line."""
-    from sim.batch import read_runs
-    from model.kinds import detect
+    from runio.batch import read_runs
+    from runio.kinds import detect
     sysm = _systems()[system]
     rows = []
     for stem in sysm.data_files:
@@ -86,7 +88,7 @@ class SystemFitter:
 
     # -- helpers --------------------------------------------------------
     def _cells(self, rows: Sequence[Mapping[str, str]]):
-        from model.kinds import KINDS
+        from runio.kinds import KINDS
         from model.systems.base import measured
         sysm = _systems()[self.system]
         names = {k.name for k in sysm.kinds}
@@ -142,7 +144,7 @@ class SystemFitter:
 
         x0 = np.array([p.init for p in free])
         if self.priors is not None:
-            start = self.priors if isinstance(self.priors, Profile) else Profile.load(self.priors)
+            start = self.priors if isinstance(self.priors, Profile) else load_profile(self.priors)
             x0 = np.array([start.get(p.name, p.init) for p in free])
         lo = np.array([p.lo for p in free])
         hi = np.array([p.hi for p in free])
@@ -249,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"predicted {r['predicted']:.5g}  ({r['ape_pct']:.1f} %)")
             else:
                 out = Path(args.out_dir) / f"{name}.toml"
-                f.profile_.save(out)
+                save_profile(f.profile_, out)
                 print(f"  wrote {out}")
 
     return run_command(action)

@@ -29,7 +29,7 @@ from scipy import stats as _stats
 from model.errors import InputError
 from model.profile import Profile
 
-from model import local_runs  # noqa: F401  (registers local_runs in worker processes too)
+from runio import local_runs  # noqa: F401  (registers local_runs in worker processes too)
 from model.units import unit_of
 
 from .parallel import pmap
@@ -96,7 +96,7 @@ def _mean(v: Any) -> float | None:
 
 def _predict_task(task: tuple) -> dict[str, Any]:
     kind_name, row, profile = task
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     kind = KINDS[kind_name]
     try:
         return kind.predict_row(row, profile)
@@ -182,7 +182,7 @@ def validate(profile: Profile, runs: str | Sequence[str], *, kind: str | None = 
     if k.rack is not None:
         # Rack kinds are solved as one batch (shared racks once), which beats
         # spreading single solves over processes.
-        from model.row_prediction import predict_kind_rows
+        from runio.row_prediction import predict_kind_rows
         preds = predict_kind_rows(k, rows, profile,
                                   progress=_progress_line("predicting") if progress else None)
     else:

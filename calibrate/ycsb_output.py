@@ -1,4 +1,4 @@
-"""YCSB client output -> ``ycsb_runs`` rows (:mod:`model.bench_runs`).
+"""YCSB client output -> ``ycsb_runs`` rows (:mod:`runio.bench_runs`).
 
 What is read is what YCSB's own code writes (brianfrankcooper/YCSB, ``core``):
 
@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from model.bench_runs import YCSB_OPS
-from model import safe_io
+from runio.bench_runs import YCSB_OPS
+from runio import safe_io
 from model.errors import InputError
 
 #: the operations that are requests to the store (READ-MODIFY-WRITE is a READ

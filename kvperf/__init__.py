@@ -40,6 +40,7 @@ from model.profile import Profile
 from model.scenario import Scenario
 
 from .results import PredictionResult, RotationResult
+from runio.inputs import load_profile, load_scenario
 
 __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
            "sweep_plan", "rotation", "RotationResult",
@@ -62,7 +63,7 @@ def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,
     elif isinstance(source, Mapping):
         sc = Scenario.from_mapping(source, source="<mapping>")
     elif isinstance(source, str):
-        sc = Scenario.from_toml(source)
+        sc = load_scenario(source)
     else:
         raise InputError(f"expected a Scenario, a TOML path or a mapping, got "
                          f"{type(source).__name__}", field="scenario")
@@ -76,7 +77,7 @@ def load_profile(source: Profile | str | None = None) -> Profile:
     TOML file path, or a Profile."""
     if isinstance(source, Profile):
         return source
-    return Profile.load(source or DEFAULT_PROFILE)
+    return load_profile(source or DEFAULT_PROFILE)
 
 
 def predict(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
@@ -131,10 +132,10 @@ def sweep(values: Mapping[str, Sequence[Any]], scenario: Scenario | str | Mappin
           intervals: bool = True):
     """Every combination (or, with ``zip=True``, the i-th values together) of
     ``values`` (``{key: [v1, v2, ...]}``), solved as one batch; a
-    :class:`sim.sweep.SweepResult` (``rows``, ``to_frame()``, ``table()``,
+    :class:`cli.sweep.SweepResult` (``rows``, ``to_frame()``, ``table()``,
     ``write("x.html")``). ``baseline`` is the 1-based row compared against;
     ``intervals=False`` skips the 90 % throughput intervals (about 17x less solving)."""
-    from sim.sweep import parse_axes, run_sweep
+    from cli.sweep import parse_axes, run_sweep
     axes = parse_axes(values, source="sweep")
     return run_sweep(load_scenario(scenario), load_profile(profile), axes, zip_=zip,
                      baseline=baseline, intervals=intervals)
@@ -146,7 +147,7 @@ def sweep_plan(path: str, scenario: Scenario | str | Mapping | None = None,
     """:func:`sweep` over the rows of a plan CSV (a column per scenario key, an
     optional ``id`` column, an empty cell for the base value), as
     ``python -m sim sweep --plan`` reads it."""
-    from sim.sweep import read_plan, run_plan
+    from cli.sweep import read_plan, run_plan
     return run_plan(read_plan(path, load_scenario(scenario)), load_profile(profile),
                     baseline=baseline, intervals=intervals)
 
@@ -166,11 +167,11 @@ def tune(vary: Mapping[str, Any], scenario: Scenario | str | Mapping | None = No
          generations: int = 12, seed: int = 1, explain: bool = True):
     """The best configuration within ``vary`` (``{key: (lo, hi)}`` for a numeric
     range, ``{key: [v1, v2, ...]}`` for a set of values) by the analytic model;
-    a :class:`sim.tune.TuneResult` (``best_values``, ``gain_pct``,
+    a :class:`cli.tune.TuneResult` (``best_values``, ``gain_pct``,
     ``explanation``, ``to_frame()``, ``pareto``: throughput against p99).
     ``latency_stat``: the latency the objective and bound read (``mean``,
     ``p50``, ``p95``, ``p99``)."""
-    from sim.tune import parse_dimensions, tune as _tune
+    from cli.tune import parse_dimensions, tune as _tune
     dims = parse_dimensions(vary, source="tune")
     return _tune(load_scenario(scenario), load_profile(profile), dims, objective=objective,
                  max_latency_us=max_latency_us, latency_stat=latency_stat,

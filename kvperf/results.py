@@ -40,7 +40,7 @@ class PredictionResult(_ReadThrough):
 
     def summary(self) -> dict[str, Any]:
         """The headline numbers (units in the names)."""
-        from sim.sweep import summary_row
+        from cli.sweep import summary_row
         row = summary_row(self.prediction)
         for k in ("throughput_lo_mops", "throughput_hi_mops"):
             row.pop(k, None)
@@ -49,7 +49,7 @@ class PredictionResult(_ReadThrough):
 
     def to_dict(self) -> dict[str, Any]:
         """The prediction as JSON-ready data (docs/contracts.md), plus the scenario."""
-        from sim.cli import prediction_json
+        from cli.main import prediction_json
         d = prediction_json(self.prediction)
         d["scenario"] = self.scenario.to_dict()
         d["profile"] = self.profile.name
@@ -72,13 +72,13 @@ class PredictionResult(_ReadThrough):
 
     def text(self) -> str:
         """The table ``python -m sim predict`` prints."""
-        from sim.cli import format_table
+        from cli.main import format_table
         return format_table(self.prediction, self.scenario, self.profile)
 
     def write(self, path: str) -> str:
         """An HTML report of this prediction (as ``--html``)."""
         from reports import build_report, profile_dict
-        from sim.cli import prediction_json
+        from cli.main import prediction_json
         d = prediction_json(self.prediction)
         timeline = d.get("details", {}).get("timeline")
         build_report(path, prediction=d, scenario=self.scenario.to_dict(),

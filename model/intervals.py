@@ -162,7 +162,7 @@ def percentile_intervals(centre: Any, at_points: Sequence[Any], profile: Profile
     percentiles (``details["latency_us_percentiles"]``) from their values at
     the sigma points and the run-to-run noise of the kind's throughput (no
     rack kind measures percentiles; :func:`_latency_noise`)."""
-    from .columns import latency_columns
+    from .prediction import latency_columns
     cols = columns_with_intervals(latency_columns(centre),
                                   [latency_columns(q) for q in at_points], profile, kind, z)
     level = 2.0 * _norm_cdf(z) - 1.0

@@ -121,3 +121,19 @@ def no_goodput(spec, engine: str, reason: str) -> Prediction:
     pred.bottleneck = Bottleneck("no-replies", [], 1.0, {"timeout_ms": c.timeout_us / 1e3,
                                                          "shortest_reply_us": float(shortest)})
     return pred
+
+
+#: the client latency's percentiles every rack prediction carries (us)
+LATENCY_PERCENTILES = ("p50", "p95", "p99")
+
+
+def latency_columns(p: "Prediction", prefix: str = "latency",
+                    keys: tuple[str, ...] = LATENCY_PERCENTILES) -> dict[str, float]:
+    """The client latency: its mean (Little's law) and percentiles ``keys``, us
+    (``latency_us``, ``latency_p50_us``, ...; NaN where a solver gives none)."""
+    pc = (p.details or {}).get("latency_us_percentiles") or {}
+    out = {f"{prefix}_us": p.client.latency_us}
+    for k in keys:
+        v = pc.get(k)
+        out[f"{prefix}_{k}_us"] = float(v) if isinstance(v, (int, float)) else float("nan")
+    return out

@@ -30,6 +30,7 @@ Embedded profiles ship in ``model/profiles/`` and are found by name.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from importlib import resources
@@ -37,8 +38,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .errors import InputError
-from .safe_io import locate_in_toml, parse_toml, read_text, write_text
-from .toml_out import toml_value
+from .toml_text import locate_in_toml, parse_toml, toml_value
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,9 @@ class Profile:
     uncertainty: Mapping[str, Any] | None = None
     noise: Mapping[str, float] = field(default_factory=dict)
     source: str = ""            # the file it was read from, for error messages
+    # its TOML text when read from one: a value found bad later (when a rack is
+    # compiled) is located in it without reading the file again
+    text: str = field(default="", compare=False, repr=False)
 
     def __getitem__(self, key: str) -> float:
         try:
@@ -126,22 +129,22 @@ class Profile:
         return cls(name, params, meta, unc, noise, source)
 
     @classmethod
-    def load(cls, name_or_path: str) -> "Profile":
-        """Load an embedded profile by name, or a profile TOML file by path."""
-        path = Path(name_or_path)
-        if path.suffix == ".toml" or path.exists():
-            text, src = read_text(path, "profile file", field="--profile"), str(path)
-        else:
-            res = resources.files("model").joinpath("profiles").joinpath(f"{name_or_path}.toml")
-            if not res.is_file():
-                raise InputError(f"no embedded profile '{name_or_path}'; embedded: "
-                                 f"{', '.join(embedded_profiles())}", field="--profile")
-            text, src = res.read_text(), f"<embedded {name_or_path}>"
-        data = parse_toml(text, src)
+    def from_toml_text(cls, text: str, source: str) -> "Profile":
+        """A profile from its TOML text; an error names the source and the line."""
+        data = parse_toml(text, source)
         try:
-            return cls.from_mapping(data, source=src)
+            return dataclasses.replace(cls.from_mapping(data, source=source), text=text)
         except InputError as exc:
-            raise locate_in_toml(exc, text, src) from None
+            raise locate_in_toml(exc, text, source) from None
+
+    @classmethod
+    def embedded(cls, name: str) -> "Profile":
+        """An embedded profile (``model/profiles/<name>.toml``, package data)."""
+        res = resources.files("model").joinpath("profiles").joinpath(f"{name}.toml")
+        if not res.is_file():
+            raise InputError(f"no embedded profile '{name}'; embedded: "
+                             f"{', '.join(embedded_profiles())}", field="--profile")
+        return cls.from_toml_text(res.read_text(), f"<embedded {name}>")
 
     def totoml_value(self) -> str:
         out = ["[meta]"]
@@ -167,8 +170,6 @@ class Profile:
                 out.append(f"{toml_value(k)} = {float(self.noise[k])!r}")
         return "\n".join(out) + "\n"
 
-    def save(self, path: str | Path) -> None:
-        write_text(path, self.totoml_value())
 
 
 def _uncertainty(data: Mapping[str, Any], params: Mapping[str, Param],

@@ -10,7 +10,7 @@ drop them) and which fitter calibrates it (an import path, so the model never im
 package). Systems (:mod:`model.systems`) register here too.
 
 This module is a leaf: the modules that define kinds import it and register;
-:mod:`model.kinds` imports every such module and is what callers use, so no
+:mod:`runio.kinds` imports every such module and is what callers use, so no
 module imports the one that imports it.
 """
 
@@ -29,7 +29,7 @@ class RackForm:
     ``scenarios(row)`` lists the racks one row needs (a FarReach row also its
     NoCache baseline); ``columns(row, predictions)`` turns their predictions
     (same order) into ``{column: value}`` without the ``pred_`` prefix.
-    :mod:`model.row_prediction` dedupes the racks of many rows, solves them
+    :mod:`runio.row_prediction` dedupes the racks of many rows, solves them
     in one batch with their interval sigma points, and adds intervals."""
     scenarios: Callable[[Row], list]
     columns: Callable[[Row, list], dict[str, Any]]

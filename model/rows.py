@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any, Mapping
 
-from .errors import InputError
+from model.errors import InputError
 
 Row = Mapping[str, str]
 

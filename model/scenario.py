@@ -32,8 +32,7 @@ from importlib import resources
 from typing import Any, Iterable, Mapping
 
 from .errors import InputError
-from .safe_io import load_toml, locate_in_toml
-from .toml_out import toml_value
+from .toml_text import locate_in_toml, parse_toml, toml_value
 
 
 def spec(default, *, unit: str = "", doc: str = "", min=None, max=None,
@@ -200,13 +199,13 @@ class Scenario:
         return _default()
 
     @classmethod
-    def from_toml(cls, path: str) -> "Scenario":
-        """Read a scenario file; an error names the file, the line and the key."""
-        data, text = load_toml(path, "scenario file", field="--scenario")
+    def from_toml_text(cls, text: str, source: str) -> "Scenario":
+        """A scenario from its TOML text; an error names the source, the line and the key."""
+        data = parse_toml(text, source)
         try:
-            return cls.from_mapping(data, source=str(path))
+            return cls.from_mapping(data, source=source)
         except InputError as exc:
-            raise locate_in_toml(exc, text, str(path)) from None
+            raise locate_in_toml(exc, text, source) from None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str | None = None) -> "Scenario":

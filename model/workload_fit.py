@@ -20,7 +20,7 @@ with a zipf pmf of constant ``theta`` over ``items`` keys, keys in FarReach's
 synthetic layout, range partitioned. ``theta`` is fixed to the workload's
 stated zipf constant; ``items`` (how many keys the popularity spreads over)
 is fitted by weighted least squares in ``log10(items)``. Everything is
-re-runnable: ``python -m sim workload-fit`` (sim/workload_cli.py).
+re-runnable: ``python -m sim workload-fit`` (cli/workload.py).
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import InputError
-from .safe_io import read_text
 
 HIT_SIGMA = 0.0055     # normalized_x printed as 2.3: x in [2.25, 2.35) -> hit within ±0.0095
 SHARE_SIGMA = 0.01     # per-worker rates from rounded wait/process times
@@ -88,14 +87,13 @@ def _list(row, col, src, line):
     return out
 
 
-def read_observations(paths, *, partition: str = "range") -> list[Obs]:
-    """Workload observations from FarReach runs/breakdown CSVs (other kinds of
-    rows and files are skipped)."""
+def observations(texts, *, partition: str = "range") -> list[Obs]:
+    """Workload observations from the text of FarReach runs/breakdown CSVs,
+    ``(source, text)`` pairs (other kinds of rows and files are skipped;
+    :func:`runio.inputs.read_observations` reads them from files)."""
     hits: dict = {}
     obs: list[Obs] = []
-    for src in paths:
-        # checked and decoded as every input is (a folder, a pipe, bad bytes)
-        text = read_text(src, "runs CSV", field="--runs")
+    for src, text in texts:
         reader = csv.DictReader(io.StringIO(text, newline=""))
         cols = set(reader.fieldnames or ())
         if not {"id", "system", "servers"} <= cols:
@@ -218,7 +216,7 @@ def fit(obs: list[Obs], *, theta: float = 0.99, fit_on: str = "all",
 
 def profile_toml(res: FitResult, *, command: str, runs: list[str], cross: dict) -> str:
     """The fitted profile as TOML, each parameter with unit and source."""
-    from .toml_out import toml_value
+    from .toml_text import toml_value
     rows = sorted({r for o in res.used for r in o.rows})
     lines = [
         "# The lab's workload, calibrated from the reference runs: which keys were popular",

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import keys
 from .errors import InputError
-from .safe_io import input_path, load_toml, read_text
+from runio.safe_io import input_path, load_toml, read_text
 
 PROFILE_DIR = "profiles/workloads"
 ORDERS = ("rank", "scrambled")

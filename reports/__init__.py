@@ -24,21 +24,13 @@ and ``python -m reports check report.html`` (headless Chromium check); see
 
 from __future__ import annotations
 
-from typing import Any
 
-from .page import (build_report, write_prediction_report, write_sweep_report,
+from .page import (build_report, profile_dict, write_prediction_report, write_sweep_report,
                    write_timeline_report, write_validation_report)
 
 __all__ = ["build_report", "write_prediction_report", "write_sweep_report",
            "write_validation_report", "write_timeline_report", "profile_dict",
            "write_system_report"]
-
-
-def profile_dict(profile: Any) -> dict[str, Any]:
-    """A :class:`model.profile.Profile` as the plain dict the reports take."""
-    return {"name": profile.name, "meta": dict(profile.meta),
-            "params": {k: {"value": p.value, "unit": p.unit, "source": p.source,
-                           "stderr": p.stderr} for k, p in profile.params.items()}}
 
 
 def __getattr__(name):

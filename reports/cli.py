@@ -27,7 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from model.errors import ArgumentParser, InputError, at_least, run_command
+from runio.exits import ArgumentParser, at_least, run_command
+from model.errors import InputError
+from runio.inputs import load_profile, load_scenario
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,7 +62,7 @@ def _build(args) -> int:
     from . import inputs, profile_dict
     from .page import build_report
 
-    from model.safe_io import output_path, output_type
+    from runio.safe_io import output_path, output_type
 
     if not any(f is not None for f in (args.prediction, args.sweep, args.validation,
                                        args.timeline)):
@@ -79,12 +81,10 @@ def _build(args) -> int:
         pred, scen, prof = inputs.read_prediction(args.prediction)
         used.append(Path(args.prediction).name)
     if args.scenario is not None:
-        from model.scenario import Scenario
-        scen = Scenario.from_toml(args.scenario).to_dict()
+        scen = load_scenario(args.scenario).to_dict()
         used.append(Path(args.scenario).name)
     if args.profile is not None:
-        from model.profile import Profile
-        prof = profile_dict(Profile.load(args.profile))
+        prof = profile_dict(load_profile(args.profile))
         used.append(Path(args.profile).name)
     sweep = inputs.read_sweep(args.sweep) if args.sweep is not None else None
     val = inputs.read_validation(args.validation) if args.validation is not None else None
@@ -102,7 +102,7 @@ def _build(args) -> int:
 def _check(args) -> int:
     from .browser import BrowserError, check_report, find_chromium
 
-    from model.safe_io import input_path, output_path, output_type
+    from runio.safe_io import input_path, output_path, output_type
     path = input_path(args.report, "report", field="REPORT")
     shot = Path(args.screenshot) if args.screenshot else path.with_suffix(".png")
     output_type(shot, (".png",), "--screenshot")

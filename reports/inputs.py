@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from model.errors import InputError
-from model.safe_io import input_path, read_text
+from runio.safe_io import input_path, read_text
 
 # Measured columns of the reference data (data/README.md); with ``pred_*``
 # columns these are the outputs of a row, everything else is an input.

@@ -25,7 +25,7 @@ import jinja2
 from markupsafe import Markup
 
 from model.errors import InputError
-from model.safe_io import write_text
+from runio.safe_io import write_text
 
 from . import analysis as A
 from . import assets
@@ -317,3 +317,10 @@ def write_timeline_report(timeline_rows: Sequence[Mapping[str, Any]],
     """A simulator run: per-second timeline plus its summary prediction."""
     return build_report(path, timeline=timeline_rows, prediction=prediction, scenario=scenario,
                         profile=profile, title=title)
+
+
+def profile_dict(profile: Any) -> dict[str, Any]:
+    """A :class:`model.profile.Profile` as the plain dict the reports take."""
+    return {"name": profile.name, "meta": dict(profile.meta),
+            "params": {k: {"value": p.value, "unit": p.unit, "source": p.source,
+                           "stderr": p.stderr} for k, p in profile.params.items()}}

@@ -34,7 +34,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from model.errors import ArgumentParser, InputError, run_command
+from runio.exits import ArgumentParser, run_command
+from model.errors import InputError
 from model.profile import Profile
 from model.systems import SYSTEMS, system_of
 from model.systems.base import System
@@ -44,6 +45,7 @@ from . import analysis as A
 from . import figures as F
 from .page import Section, _Figures, _grid, _kpi, _pct, _table, profile_section, render, write
 from .units import fmt, label, unit_for
+from runio.inputs import load_profile
 
 __all__ = ["curves", "write_system_report", "system_sections", "place_measured", "main"]
 
@@ -605,7 +607,7 @@ def system_sections(sysm: System, rows: Sequence[Mapping[str, Any]], prof: Profi
                     cv: tuple[Sequence[Mapping[str, Any]], Any] | None = None) -> list[Section]:
     """Summary, curves, held-out points of the cross-validation (``cv`` =
     :func:`cv_rows`, if given), predicted vs measured, measured cells and profile."""
-    from . import profile_dict
+    from .page import profile_dict
     figs = figs or _Figures()
     meas = [r for r in rows if r.get("kind") == "measured"]
     pred = [r for r in rows if r.get("kind") == "predicted"]
@@ -753,8 +755,8 @@ def main(argv: list[str] | None = None) -> int:
     def action() -> None:
         import time
 
-        from model.safe_io import output_path
-        prof = Profile.load(args.profile) if args.profile is not None else None
+        from runio.safe_io import output_path
+        prof = load_profile(args.profile) if args.profile is not None else None
         names = args.system or sorted(SYSTEMS)
         for name in names:
             _system(name)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("model", "sim", "calibrate", "reports", "kvperf", "native", "cli", "runfiles")
+PACKAGES = ("model", "sim", "calibrate", "reports", "kvperf", "native", "cli", "runio")
 MODULE_LINES = 600
 FUNCTION_LINES = 100
 
@@ -66,6 +66,13 @@ def _resolve(mod: str, is_pkg: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
+def _compiled_submodule(package: str, name: str) -> bool:
+    """``from native import _core``: a compiled extension beside the package's sources."""
+    folder = ROOT.joinpath(*package.split("."))
+    return folder.is_dir() and any(folder.glob(f"{name}.*.so")) or \
+        (folder / f"{name}.pyi").exists()
+
+
 def import_graph(mods):
     """Module -> project modules it imports anywhere in its body."""
     graph = {m: set() for m in mods}
@@ -79,7 +86,8 @@ def import_graph(mods):
                 base = _resolve(mod, is_pkg, node)
                 # "from pkg import sub" ties to the submodule, not to pkg's __init__
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
-                           for a in node.names]
+                           for a in node.names
+                           if not _compiled_submodule(base, a.name)]
             for t in targets:
                 while t and t not in mods:
                     t = t.rpartition(".")[0]

@@ -59,6 +59,7 @@ from model.profile import Profile
 from model.rack import RackSpec, compile_rack
 from model.rack.clients import no_completion
 from model.scenario_space import DIMENSIONS, FAST, FULL, scenario_from_unit
+from runio.inputs import load_profile
 
 #: throughputs agree when the larger is within this factor of the smaller
 AGREE = 1.10
@@ -437,7 +438,7 @@ def caveat_names(pred: Prediction) -> list[str]:
 # ---------------------------------------------------------------- one scenario
 @functools.lru_cache(maxsize=1)
 def _profile() -> Profile:
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def _flat(sc) -> dict[str, Any]:
@@ -624,7 +625,7 @@ def run(n: int, seed: int, space: str = "full", seconds: float | None = None, jo
         cols: list[str] = []
         for r in rows:
             cols += [c for c in r if c not in cols]
-        from model.safe_io import atomic_write
+        from runio.safe_io import atomic_write
         with atomic_write(csv_path) as fh:
             w = csv.DictWriter(fh, fieldnames=cols)
             w.writeheader()
@@ -700,8 +701,8 @@ def summary(n: int, seed: int, space: str, counts: dict, named_by: dict, wall: f
 
 
 def main(argv=None) -> int:
-    from model.errors import ArgumentParser, at_least, run_command
-    from model.safe_io import output_path, output_type
+    from runio.exits import ArgumentParser, at_least, run_command
+    from runio.safe_io import output_path, output_type
     ap = ArgumentParser(prog="python -m sim.agreement", description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=at_least(1, int), default=500, help="random scenarios")
     ap.add_argument("--seed", type=at_least(0, int), default=1, help="seed of the scenario sample")

@@ -33,13 +33,14 @@ from model.profile import Profile
 from model.scenario import Scenario
 
 from .run import simulate
+from runio.inputs import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def default_profile() -> Profile:
     """The embedded testbed profile."""
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 #: called with the simulated seconds of every finished simulation (main's progress bar)
@@ -96,7 +97,7 @@ def scenario(name: str) -> Scenario:
 
 def tuning_scenarios() -> dict[str, tuple[Scenario, dict]]:
     """id -> (scenario, CSV row) of the tuning rows the facts use."""
-    from model.farreach_kinds import farreach_scenario
+    from runio.farreach_kinds import farreach_scenario
     out = {}
     with open(ROOT / "data" / "farreach_tuning.csv", newline="") as fh:
         for row in csv.DictReader(fh):
@@ -197,9 +198,9 @@ STEPS = (("few_clients", 2 * 2.0), ("loss_and_timeout", 3 * 4.0), ("false_positi
 
 
 def main(argv=None) -> int:
-    from model.errors import ArgumentParser, at_least, run_command
+    from runio.exits import ArgumentParser, at_least, run_command
 
-    from .progress import add_flag
+    from runio.progress import add_flag
     ap = ArgumentParser(prog="python -m sim.facts", description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=at_least(0, exclusive=True), default=1.0, help="multiply every horizon")
     ap.add_argument("--engine", choices=("fast", "simpy"), default="fast")
@@ -211,8 +212,8 @@ def main(argv=None) -> int:
 
 def _print_facts(args) -> int:
     global _on_simulated
-    from .progress import Interrupted, bar, wanted
-    pf = Profile.load(args.profile) if args.profile is not None else default_profile()
+    from runio.progress import Interrupted, bar, wanted
+    pf = load_profile(args.profile) if args.profile is not None else default_profile()
     s, e = args.scale, args.engine
     print(f"profile: {pf.name}; engine: {e}")
     done = 0

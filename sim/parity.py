@@ -22,12 +22,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from model.errors import ArgumentParser, InputError, at_least, run_command
+from runio.exits import ArgumentParser, at_least, run_command
+from model.errors import InputError
 from model.prediction import Prediction
 from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
 from model.solvers.analytic import AnalyticSolver
+from runio.inputs import load_profile
 
 SMALL = {"servers.count": 4, "clients.threads": 64}
 
@@ -166,7 +168,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     def action() -> int:
-        pf = Profile.load(args.profile)
+        pf = load_profile(args.profile)
         all_regimes = regimes()
         names = args.names or list(all_regimes)
         unknown = [nm for nm in names if nm not in all_regimes]

@@ -18,7 +18,7 @@ solver predicts it.
 
 Runs go in chunks of one simulated second, between which the load-dependent
 inputs are updated (:class:`sim.dynamics.RackDynamics`), the progress bar
-moves (:mod:`sim.progress`) and Ctrl-C is honoured: an interrupted run
+moves (:mod:`runio.progress`) and Ctrl-C is honoured: an interrupted run
 returns the seconds completed so far with ``details["interrupted"] = True``.
 
 :func:`run_config` runs a bare :class:`~sim.config.SimConfig` (for instance a
@@ -56,7 +56,7 @@ import numpy as np
 from model.errors import InputError
 from model.prediction import Prediction, from_outcome, no_goodput
 from model.profile import Profile
-from model.safe_io import atomic_write
+from runio.safe_io import atomic_write
 from model.rack import RackSpec, compile_rack
 from model.rack.bottleneck import Outcome
 from model.rack.clients import no_completion
@@ -66,7 +66,7 @@ from model.solvers.latency_tail import QUANTILES
 from . import counters
 from .config import SimConfig, rack_config
 from .dynamics import RackDynamics, initial_load
-from .progress import bar as pbar, note_compiling, wanted
+from runio.progress import bar as pbar, note_compiling, wanted
 
 __all__ = ["FastSimulator", "SimpySimulator", "SimResult", "run_config", "simulate",
            "write_timeline", "interrupted_after", "hist_edges_us"]
@@ -132,7 +132,8 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
     totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
     timeline: list[dict] = []
     if progress and engine == "fast":
-        note_compiling("sim")        # else the bar sits at 0 % for half a minute
+        from .fast_kernel import cache_dir     # else the bar sits at 0 % for half a minute
+        note_compiling("the simulator's kernel", cache_dir())
     bar = pbar(round(seconds, 6), f"simulating ({engine})", "sim-s", progress) if progress else None
     t0 = time.perf_counter()
     interrupted = False

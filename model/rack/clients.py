@@ -62,7 +62,7 @@ import math
 from dataclasses import dataclass, replace
 
 
-from .params import ParamDecl
+from .param_decl import ParamDecl
 
 SCENARIO_KEYS = ("clients.threads", "clients.timeout_ms", "clients.retry", "clients.machines",
                  "clients.cores")

@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .params import ParamDecl
+from .param_decl import ParamDecl
 
 MIB = 1024.0 * 1024.0
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from .params import ParamDecl
+from .param_decl import ParamDecl
 
 SCENARIO_KEYS = ("servers.rcvbuf_kb", "network.loss_rate")
 

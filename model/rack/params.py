@@ -14,34 +14,11 @@ zero later) and records what was read.
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
 
 from ..errors import InputError
 from ..profile import Profile
-from ..safe_io import locate_in_toml_file
-
-
-@dataclass(frozen=True)
-class ParamDecl:
-    name: str
-    unit: str
-    doc: str
-    lo: float = 0.0                  # smallest allowed value
-    hi: float = math.inf             # largest allowed value
-    lo_open: bool = False            # lo itself is not allowed (a rate, a size)
-    default: float | None = None     # used when a profile does not set it
-
-    def check(self, value: float, source: str) -> float:
-        bad = (not math.isfinite(value) or value < self.lo or value > self.hi
-               or (self.lo_open and value == self.lo))
-        if bad:
-            op = ">" if self.lo_open else ">="
-            rng = f"{op} {self.lo:g}" + (f" and <= {self.hi:g}" if math.isfinite(self.hi) else "")
-            raise InputError(f"{value!r} is not allowed for '{self.name}' ({self.doc}); "
-                             f"it must be a finite number {rng} {self.unit}".rstrip(),
-                             source=source, field=f"params.{self.name}")
-        return float(value)
+from .param_decl import ParamDecl  # noqa: F401  (declared there, collected here)
+from ..toml_text import locate_in_toml
 
 
 def _mechanism_modules():
@@ -85,9 +62,20 @@ class ProfileReader:
             try:
                 return decl.check(self.profile.params[name].value, self._source)
             except InputError as exc:
-                raise locate_in_toml_file(exc, self.profile.source) from None
+                raise _located(exc, self.profile) from None
         if decl.default is not None:
             return decl.default
         raise InputError(f"profile '{self.profile.name}' has no parameter '{name}' "
                          f"({decl.doc}, {decl.unit}); add it or re-fit the profile",
                          source=self._source, field=f"params.{name}")
+
+
+def _located(exc: InputError, profile: Profile) -> InputError:
+    """``exc`` with the profile file and the line of the bad value (an
+    embedded profile or one built in memory: as it is, or with its source)."""
+    src = profile.source
+    if not src or src.startswith("<") or exc.line is not None:
+        return exc
+    if not profile.text:
+        return exc.located(source=src)
+    return locate_in_toml(exc, profile.text, src)

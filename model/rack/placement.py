@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .. import workload
-from .params import ParamDecl
+from .param_decl import ParamDecl
 
 SCENARIO_KEYS = (
     "switch.cache", "switch.mode", "switch.cache_keys", "switch.partition", "switch.hash_buckets",

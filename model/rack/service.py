@@ -90,7 +90,7 @@ import numpy as np
 from .. import workload
 from .arrays import per_worker
 from .lsm import flushed_fraction as lsm_flushed_fraction
-from .params import ParamDecl
+from .param_decl import ParamDecl
 
 SCENARIO_KEYS = (
     "servers.seq_check", "servers.pinned", "servers.cores", "storage.db", "storage.wal",

@@ -53,7 +53,7 @@ class System:
         if given is not None:
             return given
         try:
-            return Profile.load(self.name)
+            return Profile.embedded(self.name)
         except InputError:
             return self.default_profile()
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from model.local_runs import COLUMNS, local_scenario
+from runio.local_runs import COLUMNS, local_scenario
 from calibrate.local_fit import resolve_priors
 from calibrate.plan import expand, plan_from_mapping
 from model.solvers import predict

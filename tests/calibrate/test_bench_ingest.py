@@ -9,6 +9,7 @@ from calibrate import cli
 from calibrate.dbbench_output import read_dbbench
 from calibrate.ycsb_output import combine, read_ycsb
 from model.errors import InputError
+from runio.inputs import load_profile
 
 FIX = Path(__file__).parent / "fixtures"
 YCSB_A = FIX / "ycsb-workloada-hdr.txt"
@@ -197,8 +198,7 @@ def test_ingest_refuses_a_file_of_another_kind_untouched(tmp_path, capsys):
 
 def test_ingested_runs_predict_and_validate(tmp_path, capsys):
     from calibrate.validate import format_report, validate
-    from model.profile import Profile
-    from sim.batch import run_batch
+    from runio.batch import run_batch
     y, d = tmp_path / "y.csv", tmp_path / "d.csv"
     assert cli.main(["ingest", "--format", "ycsb", str(YCSB_A), "--set", "servers=16",
                      "--out", str(y)]) == 0
@@ -221,6 +221,6 @@ def test_ingested_runs_predict_and_validate(tmp_path, capsys):
     rows = _rows(tmp_path / "dp.csv")
     assert n == 2 and all(float(r["pred_op_us"]) > 0 for r in rows)
     assert "stall_l0_delays" in rows[0]["unpredicted"]
-    v = validate(Profile.load("local"), str(d))
+    v = validate(load_profile("local"), str(d))
     assert set(v.summary) == {"op_us", "throughput_ops"} and "stall_s" in v.unpredicted
     assert "not predicted" in format_report(v)

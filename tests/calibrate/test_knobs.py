@@ -17,6 +17,7 @@ import pytest
 
 from calibrate import cli
 from calibrate import knobs as K
+from runio.inputs import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = ROOT / "data" / "farreach_runs.csv"
@@ -57,7 +58,7 @@ def _ids(pairs):
 # ---------------------------------------------------------------------------
 
 def test_knob_columns_of_each_kind():
-    from sim.batch import read_runs
+    from runio.batch import read_runs
     header, rows = read_runs(RUNS)
     assert set(K.knob_columns("farreach_runs", header, rows)) == {
         "system", "servers", "clients", "timeout_ms", "queries_m", "workload", "memtable_mb",
@@ -74,8 +75,8 @@ def test_knob_columns_of_each_kind():
 
 def test_empty_cells_mean_what_the_scenario_makes_of_them():
     """Each default of empty_means() builds the same scenario as the empty cell."""
-    from model.farreach_kinds import farreach_scenario
-    from sim.batch import read_runs
+    from runio.farreach_kinds import farreach_scenario
+    from runio.batch import read_runs
     header, rows = read_runs(RUNS)
     base = dict(rows[2])                             # F003: every column filled in
     empty = K.empty_means()
@@ -269,18 +270,17 @@ def test_cli_analytic_end_to_end(subset, tmp_path, capsys):
     assert 'id="kvperf-plotly-gz"' in page and "F013" in page and "memtable_mb" in page
 
     # the predicted ratios are those of `sim predict --runs` for the same rows
-    from model.kinds import KINDS
-    from model.profile import Profile
-    from sim.batch import predict_rows, read_runs
+    from runio.kinds import KINDS
+    from runio.batch import predict_rows, read_runs
     header, runs = read_runs(subset)
-    preds = dict(predict_rows(KINDS["farreach_runs"], runs, Profile.load("tofino-testbed"),
+    preds = dict(predict_rows(KINDS["farreach_runs"], runs, load_profile("tofino-testbed"),
                               str(subset)))
     pred = {runs[i]["id"]: p["pred_mops"] for i, p in preds.items()}
     for r in rows:
         assert float(r["analytic_x"]) == pytest.approx(pred[r["row_b"]] / pred[r["row_a"]],
                                                        rel=1e-9)
     # and through the command itself (its CSV keeps 6 significant digits)
-    from sim import cli as sim_cli
+    from cli import main as sim_cli
     predicted = tmp_path / "predicted.csv"
     assert sim_cli.main(["predict", "--runs", str(subset), "--out", str(predicted),
                          "--no-progress", "--jobs", "1"]) == 0

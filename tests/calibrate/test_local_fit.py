@@ -9,6 +9,7 @@ from calibrate.local_fit import LocalFitter
 from model.errors import InputError
 
 from .conftest import synthetic_rows
+from runio.inputs import load_profile, save_profile
 
 TRUE = {"base_us": 6.0, "put_us": 4.5, "recv_floor_us": 1.2, "miss_rtt_us": 12.0}
 
@@ -40,10 +41,9 @@ def test_profile_has_units_uncertainty_and_provenance(fitted, tmp_path):
     assert prof.meta["runs_files"] == ["synthetic.csv"] and prof.meta["n_rows"] == 8
     assert prof.meta["toolkit_version"] and prof.meta["date"]
     # round trip through TOML
-    from model.profile import Profile
     path = tmp_path / "p.toml"
-    prof.save(path)
-    back = Profile.load(str(path))
+    save_profile(prof, path)
+    back = load_profile(str(path))
     assert back["base_us"] == pytest.approx(fitter.params_["base_us"])
 
 
@@ -83,8 +83,7 @@ def test_the_shipped_local_profile_is_the_fit_of_the_current_model():
     model: re-run its fitted_by command. (It went stale this way once: holdout
     throughput error 24.9 % with the stale profile, 11.5 % refitted.)"""
     from calibrate.runs_io import load_runs
-    from model.profile import Profile
-    shipped = Profile.load("local")
+    shipped = load_profile("local")
     assert "plan=default" in shipped.meta["fitted_by"]
     _, rows = load_runs(["calibrate/runs/local.csv"], None, where={"plan": "default"},
                         same_fitter=True)
@@ -100,7 +99,7 @@ def test_local_runs_are_predicted_without_a_seq_check_they_never_had():
     change what ran: disk-get and none predict alike. A bad value is still
     refused, naming the column."""
     import csv
-    from model.local_runs import local_scenario
+    from runio.local_runs import local_scenario
     with open("calibrate/runs/local.csv", newline="") as fh:
         row = next(r for r in csv.DictReader(fh) if r["seq_check"] == "disk-get")
     assert local_scenario(row).servers.seq_check == "none"

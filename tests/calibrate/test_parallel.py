@@ -49,7 +49,7 @@ def test_plan_on_dask_appends_every_run(cluster, tmp_path):
 
 
 def test_validate_and_bootstrap_on_dask(cluster, tmp_path, priors, small_points):
-    from model.local_runs import COLUMNS
+    from runio.local_runs import COLUMNS
     from calibrate.runs_io import RunsWriter
     rows = synthetic_rows(priors, small_points[:6], noise=0.02, seed=5)
     path = tmp_path / "runs.csv"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from model.local_runs import COLUMNS
+from runio.local_runs import COLUMNS
 from calibrate.runs_io import RunsWriter, config_hash, existing_hashes, load_runs
 from model.errors import InputError
 

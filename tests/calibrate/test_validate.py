@@ -5,11 +5,12 @@ import csv
 import pytest
 
 from calibrate import cli
-from model.local_runs import COLUMNS
+from runio.local_runs import COLUMNS
 from calibrate.runs_io import RunsWriter
 from calibrate.validate import ape, gate, validate
 
 from .conftest import synthetic_rows
+from runio.inputs import save_profile
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +24,7 @@ def runs_csv(tmp_path_factory, priors, small_points):
         for r in rows:
             w.append({k: v for k, v in r.items() if not k.startswith("__")})
     prof = tmp_path_factory.mktemp("val") / "priors.toml"
-    priors.save(prof)
+    save_profile(priors, prof)
     return path, prof
 
 

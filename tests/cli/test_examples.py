@@ -11,7 +11,8 @@ import tomllib
 from pathlib import Path
 
 from model.scenario import Scenario
-from sim import cli
+from cli import main as cli
+from runio.inputs import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -34,13 +35,13 @@ def test_scenario_show_resolves_file_and_sets(tmp_path, capsys):
                      "--set", "clients=512", "--set", "storage.wal=false"]) == 0
     text = capsys.readouterr().out
     back = Scenario.from_mapping(tomllib.loads(text))
-    expected = Scenario.from_toml(str(EXAMPLES / "rack.toml")).updated(
+    expected = load_scenario(str(EXAMPLES / "rack.toml")).updated(
         {"clients.threads": 512, "storage.wal": False})
     assert back == expected and back.servers.count == 32
     # and the printout is itself a scenario file
     f = tmp_path / "s.toml"
     f.write_text(text)
-    assert Scenario.from_toml(str(f)) == expected
+    assert load_scenario(str(f)) == expected
 
 
 def test_scenario_show_bad_set_exits_2(capsys):
@@ -53,9 +54,9 @@ def _example_checks():
     from calibrate.plan import expand, load_plan
     from calibrate.runs_io import load_runs
     from calibrate.ycsb_output import read_ycsb
-    from sim.sweep import read_plan
+    from cli.sweep import read_plan
     return {
-        "rack.toml": lambda p: Scenario.from_toml(str(p)),
+        "rack.toml": lambda p: load_scenario(str(p)),
         "local.toml": lambda p: expand(load_plan(str(p)), cores=2),
         "runs.csv": lambda p: load_runs(p),
         "ycsb-run.txt": lambda p: read_ycsb(p),
@@ -76,7 +77,7 @@ def test_every_example_file_loads():
 
 
 def test_example_runs_predict_in_batch(tmp_path):
-    from sim.batch import run_batch
+    from runio.batch import run_batch
     kind, n = run_batch(str(EXAMPLES / "runs.csv"), str(tmp_path / "p.csv"), progress=False)
     assert kind.name == "farreach_runs" and n >= 5
     assert "pred_mops" in (tmp_path / "p.csv").read_text().splitlines()[0]

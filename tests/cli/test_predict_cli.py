@@ -140,7 +140,7 @@ def test_run_kinds_load_without_scipy_optimize():
     """Detecting a runs file's kind imports every kind's module; scipy.optimize
     takes 0.3 s to import and only the Morphling controller rows need it, so it
     is imported there, not with the kinds (every '--runs' command paid it)."""
-    code = ("import sys, model.kinds; "
+    code = ("import sys, runio.kinds; "
             "sys.exit(1 if 'scipy.optimize' in sys.modules else 0)")
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
@@ -148,7 +148,7 @@ def test_run_kinds_load_without_scipy_optimize():
 def test_list_profiles(capsys):
     # every embedded profile, the kinds it predicts and its fitting command (issue 44)
     from model.profile import embedded_profiles
-    from sim import cli
+    from cli import main as cli
     assert cli.main(["predict", "--list-profiles"]) == 0
     out = capsys.readouterr().out
     for name in embedded_profiles():
@@ -161,7 +161,7 @@ def test_batch_compares_measured_and_predicted(tmp_path, capsys):
     # error columns, a per-column summary and a warning for a row far off (issue 44)
     import csv as _csv
     from pathlib import Path
-    from sim import cli
+    from cli import main as cli
     root = Path(__file__).resolve().parents[2]
     lines = (root / "data" / "farreach_tuning.csv").read_text().splitlines()
     header = lines[0].split(",")

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sim.cli import main
+from cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,7 +96,7 @@ def test_bad_input_exit_2_without_traceback(tmp_path, args, words):
 
 
 def test_startup_imports_neither_scipy_nor_numba():
-    code = ("import sys; from sim.cli import main; main(['workload', '--json']); "
+    code = ("import sys; from cli.main import main; main(['workload', '--json']); "
             "bad = [m for m in sys.modules if m.split('.')[0] in ('scipy', 'numba')]; "
             "assert not bad, bad")
     p = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,

@@ -7,8 +7,9 @@ import pytest
 from calibrate.farreach import FarReachFitter, default_priors
 from model.errors import InputError
 from model.profile import Profile
-from model.farreach_kinds import farreach_scenario
+from runio.farreach_kinds import farreach_scenario
 from model.solvers import predict
+from runio.inputs import load_profile, save_profile
 
 TRUE = {"base_us": 6.0, "wal_us": 9.0, "seqget_sst_us": 20.0}
 # One-server rows that vary WAL, seq check, memtable and cache, so the three are identifiable.
@@ -31,13 +32,13 @@ def synthetic_rows(truth: Profile):
 
 
 def test_recovers_known_parameters(tmp_path):
-    prior = Profile.load(default_priors())
+    prior = load_profile(default_priors())
     truth = prior.with_values(TRUE, "truth")
     rows = synthetic_rows(truth)
     # start the fit away from the truth
     start = prior.with_values({k: v * 1.6 for k, v in TRUE.items()}, "start")
     start_path = tmp_path / "start.toml"
-    start.save(start_path)
+    save_profile(start, start_path)
     fz = FarReachFitter(priors=str(start_path), free=list(TRUE), n_jobs=1, max_nfev=40)
     assert fz.fit(rows) is fz
     for k, v in TRUE.items():
@@ -72,7 +73,7 @@ def test_the_embedded_profile_is_the_fit_of_the_current_model():
     re-run its fit command (README.md) and commit the result. (The shipped local
     profile went stale this way for two days.)"""
     from calibrate.runs_io import load_runs
-    shipped = Profile.load("tofino-testbed")
+    shipped = load_profile("tofino-testbed")
     _, rows = load_runs(["data/farreach_runs.csv", "data/farreach_tuning.csv",
                          "data/farreach_breakdown.csv"], None, same_fitter=True)
     fz = FarReachFitter()

@@ -10,9 +10,9 @@ import csv
 
 import pytest
 
-from model.farreach_kinds import farreach_scenario
-from model.profile import Profile
+from runio.farreach_kinds import farreach_scenario
 from model.solvers import predict
+from runio.inputs import load_profile
 
 
 def rows(*ids):
@@ -26,7 +26,7 @@ def rows(*ids):
     ("F003", "F004"),   # NoCache, 1 server: uniform 0.71x (its lookups miss the memtables)
 ])
 def test_uniform_runs_against_their_zipf_twins(zipf_id, other_id):
-    prof = Profile.load("tofino-testbed")
+    prof = load_profile("tofino-testbed")
     z, o = rows(zipf_id, other_id)
     assert z["workload"] == "zipf" and o["workload"] != "zipf"
     # the twins differ in the workload column only

@@ -11,17 +11,17 @@ import pytest
 from scipy import integrate, special
 
 from model import compile_rack
-from model.profile import Profile
-from model.queueing import Station, mva_exact
 from model.rack import clients, network, service
 from model.scenario import Scenario
 from model.solvers import analytic
 from model.solvers.analytic import solve, solve_many
+from runio.inputs import load_profile
+from tests.oracles.queueing import Station, mva_exact
 
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def quiet(profile):
@@ -40,7 +40,7 @@ def long_timeout(**ch):
 
 
 def closed_network(spec):
-    """The rack's product-form network for model.queueing: demands and think time."""
+    """The rack's product-form network for tests.oracles.queueing: demands and think time."""
     sv, pl, c = spec.service, spec.placement, spec.clients
     svc = service.run_average_cost(sv) + sv.recv_floor_us + sv.gap_us
     think = c.send_us + pl.hit_ratio * c.hit_rtt_us + (1 - pl.hit_ratio) * c.miss_rtt_us
@@ -62,7 +62,7 @@ def test_product_form_is_schweitzer_close_to_exact_mva(profile, servers, threads
     """With every effect off the rack is a product-form network: Schweitzer's
     approximate MVA, within its known error of the exact recursion (largest
     with few threads per station: 5 % at 8 threads on one worker;
-    model/queueing.py measures up to 6 % for N = 2..40)."""
+    tests/oracles/queueing.py measures up to 6 % for N = 2..40)."""
     spec = compile_rack(long_timeout(**{"clients.threads": threads, "servers.count": servers}),
                         quiet(profile))
     d, think = closed_network(spec)
@@ -74,7 +74,7 @@ def test_product_form_is_schweitzer_close_to_exact_mva(profile, servers, threads
                                                    (1024, 32, 0.05)])
 def test_client_cores_are_a_multi_server_station(profile, threads, cores, bound):
     """The client machines as Seidmann's multi-server station, against exact MVA
-    with a c-server station (model.queueing, log-space normalising constants):
+    with a c-server station (tests.oracles.queueing, log-space normalising constants):
     within 5 % from a few threads per core, 12 % at two threads per core
     (Seidmann's form is poorest where threads and cores are alike)."""
     prof = quiet(profile).with_values({"client_cpu_us": 40.0, "client_cores": cores}, "test")

@@ -14,7 +14,7 @@ from model.closed_forms import (
     mg1_priority_nonpreemptive, mg1_priority_preemptive_resume, mg1_ps, mm1, mmc,
 )
 from model.errors import InputError
-from model.queueing import Station, mva_exact
+from tests.oracles.queueing import Station, mva_exact
 
 
 def truncated_mmc(lam: float, mu: float, c: int, n_max: int = 4000) -> dict:

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import pytest
 
-from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
 from model.solvers import predict
+from runio.inputs import load_profile
 
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def _rack(pinned: bool, machines: int, **more) -> Scenario:

@@ -11,11 +11,11 @@ import math
 
 import pytest
 
-from model.profile import Profile
 from model.rack import compile_rack, params
 from model.rack.spec import compile_with
 from model.scenario import Scenario, all_keys
 from model.solvers import predict
+from runio.inputs import load_profile
 
 LOSSY = {"clients.threads": 2048, "servers.rcvbuf_kb": 16}
 SMALL_MEMTABLE = {"storage.memtable_mb": 1.0}
@@ -102,7 +102,7 @@ PROFILE_CHANGES = {
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def fingerprint(p):

@@ -12,16 +12,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
 from model.solvers import latency_tail
 from model.solvers.analytic import solve_many
+from runio.inputs import load_profile
 
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 RACKS = {
@@ -120,7 +120,7 @@ def test_no_goodput_has_no_percentiles():
     # the local profile has no timer floor: a strict 1 us timeout is shorter
     # than any round trip, so no request completes
     sc = Scenario.default().updated({"clients.retry": "strict", "clients.timeout_ms": 0.001})
-    spec = compile_rack(sc, Profile.load("local"))
+    spec = compile_rack(sc, load_profile("local"))
     pred = solve_many([spec])[0]
     assert pred.throughput_mops == 0
     pc = pred.details.get("latency_us_percentiles", {})

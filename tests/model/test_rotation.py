@@ -13,17 +13,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.profile import Profile
 from model.rotation import aggregate, predict_rotation, rotation_racks
 from model.scenario import Scenario
 from model.workload import evaluate_scenario
+from runio.inputs import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def _script(b, runs, per_rotation):

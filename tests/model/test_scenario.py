@@ -4,6 +4,7 @@ import pytest
 
 from model.errors import InputError
 from model.scenario import Scenario, all_keys, resolve_key
+from runio.inputs import load_scenario
 
 
 def test_default_is_the_farreach_rack():
@@ -23,10 +24,10 @@ def test_toml_round_trip(tmp_path):
     s = Scenario.default().with_overrides(["servers=32", "storage.memtable_mb=16", "name='x y'"])
     p = tmp_path / "s.toml"
     p.write_text(s.to_toml())
-    assert Scenario.from_toml(str(p)) == s
+    assert load_scenario(str(p)) == s
     odd = s.updated({"name": 'rack "b"\nsecond line \\ end'})
     p.write_text(odd.to_toml())
-    assert Scenario.from_toml(str(p)) == odd
+    assert load_scenario(str(p)) == odd
 
 
 def test_overrides_by_alias_bare_and_dotted():
@@ -62,10 +63,10 @@ def test_toml_errors_name_file_and_key(tmp_path):
     p = tmp_path / "bad.toml"
     p.write_text("[servers]\ncount = 4\ncolour = 'red'\n")
     with pytest.raises(InputError) as err:
-        Scenario.from_toml(str(p))
+        load_scenario(str(p))
     assert "bad.toml" in str(err.value) and "servers.colour" in str(err.value)
     p.write_text("[servers\n")
     with pytest.raises(InputError, match="not valid TOML"):
-        Scenario.from_toml(str(p))
+        load_scenario(str(p))
     with pytest.raises(InputError, match="not found"):
-        Scenario.from_toml(str(tmp_path / "missing.toml"))
+        load_scenario(str(tmp_path / "missing.toml"))

@@ -14,16 +14,16 @@ import math
 import numpy as np
 import pytest
 
-from model.profile import Profile
 from model.rack import compile_rack, lsm, service
 from model.scenario import Scenario
+from runio.inputs import load_profile
 
 MIB = 1024.0 * 1024.0
 
 
 def rack(profile=None, **changes):
     return compile_rack(Scenario.default().updated(changes),
-                        profile or Profile.load("tofino-testbed"))
+                        profile or load_profile("tofino-testbed"))
 
 
 @pytest.mark.parametrize("memtable_mb, flushnum, passes", [
@@ -48,7 +48,7 @@ def test_compaction_cost_is_paid_per_write_and_grows_with_the_data():
     """With ``compaction_us`` = c, a worker's cost at the start of a run rises by
     c x log2(1 + passes) x its write fraction, and grows with the data like the
     SST part; read-only workers pay nothing."""
-    prof = Profile.load("tofino-testbed")
+    prof = load_profile("tofino-testbed")
     small = {"storage.memtable_mb": 4.0, "storage.flushnum": 1, "storage.maxnum": 2}
     base = rack(prof.with_values({"compaction_us": 0.0}, "no"), **small)
     paid = rack(prof.with_values({"compaction_us": 2.0}, "yes"), **small)

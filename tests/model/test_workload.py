@@ -17,7 +17,9 @@ from hypothesis import given, settings, strategies as st
 
 from model import keys, workload as W, workload_fit, workload_sources as ws, ycsb
 from model.errors import InputError
+from runio.inputs import read_observations
 from model.scenario import Scenario, Switch, Workload
+from runio.inputs import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 M64 = (1 << 64) - 1
@@ -315,14 +317,13 @@ def test_window_hits_are_computed_once_per_workload_across_racks(monkeypatch):
     """The rows of a plan that share a workload and server count ask the same
     memtable-window question; each compile builds a new result object, and the
     cache once keyed on it (a 1,000-row plan spent 0.9 s recomputing)."""
-    from model.profile import Profile
     from model.rack import compile_rack
     calls = []
     real = W._window_hit_fraction
     monkeypatch.setattr(W, "_window_hit_fraction",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
     W._WINDOW_CACHE.clear()
-    p = Profile.load("tofino-testbed")
+    p = load_profile("tofino-testbed")
     sc = Scenario.default().updated({"servers.count": 4})
     first = compile_rack(sc, p)
     n = len(calls)
@@ -447,7 +448,7 @@ def test_lab_profile_explains_the_runs_it_was_fitted_on():
     prof = ws.load_source("lab")
     assert {k for k, _ in prof.params} == {"theta", "items"}
     assert all(p.unit and p.source for _, p in prof.params)
-    obs = workload_fit.read_observations(lab_data())
+    obs = read_observations(lab_data())
     for o in obs:
         if o.kind not in ("hit", "split"):
             continue
@@ -463,7 +464,7 @@ def test_lab_profile_explains_the_runs_it_was_fitted_on():
 
 @pytest.mark.parametrize("fit_on, check", [("hit", "split"), ("split", "hit")])
 def test_lab_fit_predicts_what_it_was_not_fitted_on(fit_on, check):
-    obs = workload_fit.read_observations(lab_data())
+    obs = read_observations(lab_data())
     res = workload_fit.fit(obs, fit_on=fit_on)
     held = [(o, p) for o, p in res.checks if o.kind == check]
     assert held
@@ -477,14 +478,14 @@ def test_fit_reads_per_server_lists_and_load_ratios(tmp_path):
                  "X1,nocache,2,zipf,,10|30,10|10,per-server,,\n"
                  "X2,farreach,2,zipf,,,,,,3|1\n"
                  "X3,farreach,1,zipf,2.0,,,,,\n")
-    obs = workload_fit.read_observations([path])
+    obs = read_observations([path])
     kinds = sorted((o.kind, o.servers, o.cache) for o in obs)
     assert kinds == [("hit", 1, True), ("split", 2, False), ("split", 2, True)]
     split = next(o for o in obs if o.kind == "split" and not o.cache)
     assert split.value == pytest.approx((2 / 3, 1 / 3))
     bad = write(tmp_path, "b.csv", "id,system,servers,workload,normalized_x\nX,farreach,1,zipf,two\n")
     with pytest.raises(InputError) as e:
-        workload_fit.read_observations([bad])
+        read_observations([bad])
     assert e.value.line == 2 and e.value.field == "normalized_x"
 
 

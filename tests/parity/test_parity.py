@@ -12,8 +12,8 @@ case is an expected failure here, with its size and cause in docs/model.md.
 
 import pytest
 
-from model.profile import Profile
 from sim.parity import compare, regimes
+from runio.inputs import load_profile
 
 SECONDS = 8.0
 
@@ -95,7 +95,7 @@ BOUNDS = {"throughput": 0.10, "wait_us": 0.15, "process_us": 0.15,
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 @pytest.fixture(scope="module")

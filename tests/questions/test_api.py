@@ -8,6 +8,7 @@ import pytest
 
 import kvperf
 from model.prediction import Prediction
+from runio.inputs import load_profile
 
 
 def test_from_model_import_predict_is_the_function():
@@ -69,12 +70,11 @@ def test_rotation_from_a_notebook():
     rotation, a frame with one row per partition that adds up to the aggregate,
     and bad keys named as the command line names them."""
     import kvperf
-    from model.profile import Profile
     from model.rotation import predict_rotation
     from model.scenario import Scenario
     r = kvperf.rotation(servers=4, intervals=False)
     want = predict_rotation(Scenario.default().updated({"servers.count": 4}),
-                            Profile.load("tofino-testbed"))
+                            load_profile("tofino-testbed"))
     assert r.throughput_mops == pytest.approx(want.throughput_mops, rel=1e-12)
     f = r.to_frame()
     assert len(f) == 4 and f["throughput_mops"].sum() == pytest.approx(r.throughput_mops)
@@ -89,7 +89,7 @@ def test_api_prediction_carries_the_cli_interval(capsys):
     import json
 
     import kvperf
-    from sim import cli
+    from cli import main as cli
     api = kvperf.predict(servers=4, clients=64)
     assert cli.main(["predict", "--set", "servers=4", "--set", "clients=64", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -9,12 +9,12 @@ import pytest
 
 from model.errors import InputError
 from model.explain import MECHANISMS, explain
-from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
 from model.solvers.analytic import solve_many
+from runio.inputs import load_profile
 
-PROFILE = Profile.load("tofino-testbed")
+PROFILE = load_profile("tofino-testbed")
 # few clients: no loss, so every configuration solves in milliseconds
 LIGHT = ["clients=64"]
 
@@ -100,7 +100,7 @@ def test_sentences_and_dict(light):
 
 @pytest.mark.parametrize("ext", ["html", "json", "csv"])
 def test_cli_table_and_outputs(tmp_path, capsys, ext):
-    from sim.cli import main
+    from cli.main import main
     path = tmp_path / f"e.{ext}"
     code = main(["explain", "--set", "clients=64", "--out", str(path)])
     out, err = capsys.readouterr()
@@ -123,7 +123,7 @@ def test_cli_table_and_outputs(tmp_path, capsys, ext):
                                         (["--set", "nosuch=1"], "nosuch"),
                                         (["--out", "e.png"], "--out")])
 def test_cli_bad_input_exits_2(capsys, argv, field):
-    from sim.cli import main
+    from cli.main import main
     code = main(["explain"] + argv)
     _, err = capsys.readouterr()
     assert code == 2 and f"'{field}'" in err and "Traceback" not in err

@@ -1,5 +1,5 @@
 """sweep, tune and explain pick their output format by extension, with one check
-(model.safe_io.output_type): a wrong extension exits 2 before any work, names
+(runio.safe_io.output_type): a wrong extension exits 2 before any work, names
 the user's extension and the ones allowed, and writes nothing."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from model.errors import InputError
-from model.safe_io import REPORT_TYPES, output_type
-from sim.cli import main
+from runio.safe_io import REPORT_TYPES, output_type
+from cli.main import main
 
 
 def test_output_type_is_the_lower_case_extension():

@@ -14,8 +14,9 @@ import pytest
 import model.solvers
 from model.errors import InputError
 from model.scenario import Scenario
-from sim import sweep as sw
-from sim.cli import main
+from cli import sweep as sw
+from cli.main import main
+from runio.inputs import load_profile
 
 LIGHT = ["--set", "clients=32,64"]        # no loss: milliseconds per configuration
 
@@ -47,8 +48,7 @@ def test_all_configurations_in_one_batch(monkeypatch):
         return real(scenarios, profile)
 
     monkeypatch.setattr(model.solvers, "predict_many", counting)
-    from model.profile import Profile
-    res = sw.run_sweep(Scenario.default(), Profile.load("tofino-testbed"),
+    res = sw.run_sweep(Scenario.default(), load_profile("tofino-testbed"),
                        sw.parse_axes(["clients=32,64", "storage.memtable_mb=16,256"]), baseline=2,
                        intervals=False)
     assert calls == [4]
@@ -235,9 +235,8 @@ def test_curves_of_a_one_key_sweep():
     # a sweep over one numeric key draws throughput (with its band) and latency
     # against it, and throughput against latency (issue 44); several keys: the
     # trade-off only
-    from model.profile import Profile
     from reports.questions import sweep_curve_figure, sweep_sections, sweep_tradeoff_figure
-    prof = Profile.load("tofino-testbed")
+    prof = load_profile("tofino-testbed")
     base = Scenario.default()
     res = sw.run_sweep(base, prof, sw.parse_axes(["clients=64,512,4096"]))
     fig = sweep_curve_figure(res)
@@ -266,9 +265,8 @@ def test_curves_of_a_one_key_sweep():
 
 def test_curve_axes_follow_the_data():
     # whole-number keys get whole ticks; latencies decades apart a log axis (issue 44)
-    from model.profile import Profile
     from reports.questions import sweep_curve_figure, sweep_sections, sweep_tradeoff_figure
-    prof = Profile.load("tofino-testbed")
+    prof = load_profile("tofino-testbed")
     res = sw.run_sweep(Scenario.default(), prof, sw.parse_axes(["servers=8,10,12"]),
                        intervals=False)
     assert sweep_curve_figure(res)["layout"]["xaxis"]["tickformat"] == ",d"

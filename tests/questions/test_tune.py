@@ -7,12 +7,12 @@ import json
 import pytest
 
 from model.errors import InputError
-from model.profile import Profile
 from model.scenario import Scenario
-from sim import tune as tn
-from sim.cli import main
+from cli import tune as tn
+from cli.main import main
+from runio.inputs import load_profile
 
-PROFILE = Profile.load("tofino-testbed")
+PROFILE = load_profile("tofino-testbed")
 
 
 def test_dimensions():

@@ -52,7 +52,7 @@ RUNS = 35
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory) -> dict[str, Path]:
     from reports.cli import main as reports_main
-    from sim.cli import main as sim_main
+    from cli.main import main as sim_main
 
     d = tmp_path_factory.mktemp("layout")
     out: dict[str, Path] = {}

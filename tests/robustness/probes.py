@@ -41,6 +41,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
+from runio.inputs import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "calibrate" / "fixtures"
@@ -64,11 +65,10 @@ def _timeline_csv() -> str:
 
 
 def _prediction_json() -> str:
-    from model.profile import Profile
     from model.scenario import Scenario
     from model.solvers import predict_many
     pred = predict_many([Scenario.default().with_overrides(["servers=2", "clients=16"])],
-                        Profile.load("tofino-testbed"))[0]
+                        load_profile("tofino-testbed"))[0]
     return json.dumps(pred.to_dict())
 
 
@@ -158,7 +158,7 @@ class Outcome:
 
 def _main(command: str) -> Callable[[list[str]], int]:
     if command == "sim":
-        from sim.cli import main
+        from cli.main import main
     elif command == "calibrate":
         from calibrate.cli import main
     elif command == "reports":

@@ -39,13 +39,14 @@ import traceback
 
 import numpy as np
 
-from model.farreach_kinds import COLUMN_OF
+from runio.farreach_kinds import COLUMN_OF
 from model.profile import Profile
 from model.rack import compile_rack
 from model.solvers import predict_many
 
 from .laws import violations
 from .space import DIMENSIONS, FAST, FULL, scenario_from_unit
+from runio.inputs import load_profile
 
 
 class _Slow(Exception):
@@ -103,7 +104,7 @@ def soak_scenarios(n: int, seed: int, space: dict, batch: int, limit: float,
 @functools.lru_cache(maxsize=1)
 def _profile() -> Profile:
     """The profile, loaded once per process (not once per batch)."""
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def _chunk(job) -> tuple[dict, list[str]]:
@@ -217,7 +218,7 @@ def check_output(path: str) -> int:
     value: a list, a zero, a value the profile's uncertainty does not move)."""
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    from model.row_prediction import NOTE
+    from runio.row_prediction import NOTE
     if not rows:
         print(f"{path}: no rows predicted")
         return 1

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import pytest
 
-from model.profile import Profile
 from model.rack import compile_rack
 from model.regimes import analytic_caveats
 from model.scenario import Scenario
 from model.solvers import predict
 from model.solvers.analytic import solve
 from sim import agreement
+from runio.inputs import load_profile
 
 #: the CI sample: 16 scenarios of the full declared space, seed 43 (about a
 #: minute on two cores; each simulation plans for at most 4 wall seconds)
@@ -34,7 +34,7 @@ OVERLOAD = {"clients.threads": 8192, "servers.count": 2, "servers.rcvbuf_kb": 4,
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def _names(sc, profile):

@@ -24,13 +24,13 @@ from calibrate.farreach_logs import ingest, read_client_statistics, read_latency
 from calibrate.plan import expand, load_plan
 from calibrate.runs_io import load_runs
 from model.errors import InputError
-from model.profile import Profile
 from model.rack import compile_rack
-from model.row_prediction import _located, predict_kind_rows
+from runio.row_prediction import _located, predict_kind_rows
 from model.scenario import Scenario
 from model.workload_sources import load_source
 
 from .budget import budget
+from runio.inputs import load_profile, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "calibrate" / "fixtures"
@@ -104,14 +104,14 @@ def reads(path: str, action) -> None:
             f"error without the file name: {exc}"
 
 
-PROFILE = Profile.load("tofino-testbed")
+PROFILE = load_profile("tofino-testbed")
 
 
 @budget(ci=40, long=2000)
 @given(mutations())
 def test_scenario_toml(edits):
     with Mutated(ROOT / "model/default_scenario.toml", edits) as path:
-        reads(path, lambda: compile_rack(Scenario.from_toml(path), PROFILE))
+        reads(path, lambda: compile_rack(load_scenario(path), PROFILE))
 
 
 @budget(ci=40, long=2000)
@@ -119,7 +119,7 @@ def test_scenario_toml(edits):
 def test_profile_toml(edits):
     with Mutated(ROOT / "model/profiles/tofino-testbed.toml", edits) as path:
         # compiling a rack reads and checks every parameter the model uses
-        reads(path, lambda: compile_rack(Scenario.default(), Profile.load(path)))
+        reads(path, lambda: compile_rack(Scenario.default(), load_profile(path)))
 
 
 @budget(ci=30, long=1000)
@@ -137,7 +137,7 @@ def _runs(path: str) -> None:
         for row in rows:
             _located(lambda: kind.rack.scenarios(row), row, path)
     else:
-        predict_kind_rows(kind, rows[:2], Profile.load(kind.profile), path, intervals=False)
+        predict_kind_rows(kind, rows[:2], load_profile(kind.profile), path, intervals=False)
 
 
 @budget(ci=6, long=300)

@@ -18,17 +18,17 @@ import pytest
 
 from model.errors import InputError
 from model.prediction import no_goodput
-from model.profile import Profile
 from model.rack import compile_rack
 from model.rack.clients import no_completion
 from model.scenario import Scenario
 from model.solvers import predict, predict_many
 from sim.run import FastSimulator, run_config, simulate
+from runio.inputs import load_profile
 
 # sub-millisecond timers (no kernel tick floor), and round trips apart enough
 # for a timeout between the hit and the miss round trip (the fitted ones are
 # 10-11 us each, and poorly identified: +-16 us)
-PROFILE = Profile.load("tofino-testbed").with_values(
+PROFILE = load_profile("tofino-testbed").with_values(
     {"timer_floor_ms": 0.0, "hit_rtt_us": 10.0, "miss_rtt_us": 25.0}, "test")
 SMALL = {"servers.count": 4, "clients.threads": 64}
 
@@ -128,7 +128,7 @@ def test_zero_or_negative_profile_rate_names_the_parameter(tmp_path, name, value
     path = tmp_path / "bad.toml"
     path.write_text(bad)
     with pytest.raises(InputError) as ei:
-        predict(Scenario.default().updated(SMALL), Profile.load(str(path)))
+        predict(Scenario.default().updated(SMALL), load_profile(str(path)))
     e = ei.value
     assert e.source == str(path) and name in str(e) and e.line is not None
     line = bad.splitlines()[e.line - 1]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from hypothesis import assume, given, note, strategies as st
 
-from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
 from model.solvers import predict_many
@@ -30,8 +29,9 @@ from sim.run import FastSimulator
 from .budget import LONG, budget
 from .laws import TOL, violations
 from .space import DIMENSIONS, FAST, FULL, scenario_from_unit
+from runio.inputs import load_profile
 
-PROFILE = Profile.load("tofino-testbed")
+PROFILE = load_profile("tofino-testbed")
 BOUNDS = FULL if LONG else FAST
 
 

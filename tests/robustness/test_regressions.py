@@ -23,12 +23,12 @@ import pytest
 from calibrate import cli as ccli
 from calibrate.local_runner import SCRATCH_PREFIX, run_plan
 from calibrate.plan import expand, plan_from_mapping
-from model import safe_io
+from runio import safe_io
 from model.errors import InputError
-from model.profile import Profile
 from model.scenario import Scenario
 from model.solvers import predict
-from sim import cli as scli
+from cli import main as scli
+from runio.inputs import load_profile, load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "calibrate" / "fixtures"
@@ -82,7 +82,7 @@ def no_solving(monkeypatch):
 ])
 def test_timeout_solver_regions_of_the_issue_solve(changes):
     # brentq "f(a) and f(b) must have different signs" in these regions
-    p = predict(Scenario.default().updated(changes), Profile.load("tofino-testbed"))
+    p = predict(Scenario.default().updated(changes), load_profile("tofino-testbed"))
     assert 0 < p.throughput_mops < float("inf")
     assert p.throughput_mops * p.client.latency_us == pytest.approx(changes["clients.threads"])
 
@@ -354,20 +354,19 @@ def test_real_world_text_is_read(tmp_path, monkeypatch):
     text = TUNING.read_text()
     odd = tmp_path / "odd.csv"
     odd.write_bytes(b"\xef\xbb\xbf" + text.rstrip("\n").replace("\n", "\r\n").encode())
-    from sim.batch import read_runs
+    from runio.batch import read_runs
     assert read_runs(odd) == read_runs(TUNING)
     sc = tmp_path / "s.toml"
     sc.write_bytes(b'\xef\xbb\xbfname = "crlf"\r\n[servers]\r\ncount = 4')
-    assert Scenario.from_toml(str(sc)).servers.count == 4
+    assert load_scenario(str(sc)).servers.count == 4
     with pytest.raises(InputError):
-        Scenario.from_toml(str(tmp_path / "missing.toml"))
+        load_scenario(str(tmp_path / "missing.toml"))
 
 
 def test_a_cache_holding_every_key_leaves_no_negative_share():
     """Found by the soak (seed 2): 4.27M cached keys over 402,892 records left
     shares of -3e-19 after rounding and a NaN normalized gain; a cache that
     answers every request has shares of 0 and an infinite gain."""
-    from model.profile import Profile
     from model.rack import compile_rack
     from model.scenario import Scenario
     from model.solvers import predict_many
@@ -378,7 +377,7 @@ def test_a_cache_holding_every_key_leaves_no_negative_share():
         "switch.mode": "write-back", "switch.cache_keys": 4270848, "servers.count": 14,
         "servers.machines": 2, "workload.records": 402892, "workload.generator": "kvperf",
         "workload.insertorder": "ordered", "workload.read_ratio": 0.506})
-    pf = Profile.load("tofino-testbed")
+    pf = load_profile("tofino-testbed")
     spec = compile_rack(sc, pf)
     assert min(spec.placement.shares) >= 0.0
     pred = predict_many([sc], pf)[0]
@@ -398,7 +397,7 @@ def test_a_worker_stopped_and_blocked_counts_as_stalled_once():
     from model.solvers import analytic as an
     from model.solvers.analytic import AnalyticSolver
     spec = compile_rack(Scenario.default().updated({"servers.count": 4}),
-                        Profile.load("tofino-testbed"))
+                        load_profile("tofino-testbed"))
     RO, WO, OFF = an._solve_packed([an._pack(spec)])
     out, _ = an._outcome(spec, RO[0], WO)
     m = spec.servers
@@ -415,7 +414,7 @@ def test_the_soak_batch_that_stalled_past_one_stays_within_laws():
 
     from .laws import violations
     from .space import FAST, random_scenarios
-    prof = Profile.load("tofino-testbed")
+    prof = load_profile("tofino-testbed")
     batch = random_scenarios(960, 3, FAST)[940:960]
     for sc, pred in zip(batch, predict_many(batch, prof)):
         assert violations(pred, compile_rack(sc, prof)) == []

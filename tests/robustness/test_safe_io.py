@@ -1,11 +1,11 @@
-"""model.safe_io: the rules every command reads and writes files by."""
+"""runio.safe_io: the rules every command reads and writes files by."""
 
 import os
 import stat
 
 import pytest
 
-from model import safe_io
+from runio import safe_io
 from model.errors import InputError
 
 TOML = '''name = "x"

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from model.profile import Profile
+from runio.inputs import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -13,5 +14,5 @@ ROOT = Path(__file__).resolve().parents[2]
 def profile() -> Profile:
     # The embedded testbed profile: the tests check mechanisms and laws, which
     # must hold for any calibrated profile.
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 

@@ -1,10 +1,10 @@
-"""How predict --runs cuts a plan into pieces (sim.batch._pieces)."""
+"""How predict --runs cuts a plan into pieces (runio.batch._pieces)."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
-from sim import batch
+from runio import batch
 
 
 class _Rack:

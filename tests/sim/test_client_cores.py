@@ -4,7 +4,7 @@ With the servers out of the way (every request a switch hit), a client
 thread's cycle is one core time at the client cores (exponential, mean
 ``cpu``, ``c`` cores) and a constant delay ``Z = send + hit_rtt``: the closed
 network M/M/c + delay, whose throughput exact MVA with a multi-server
-station gives (model.queueing). With a core for every thread it is a pure
+station gives (tests.oracles.queueing). With a core for every thread it is a pure
 delay: ``X = N / (cpu + Z)``.
 
 Times are scaled up (a core time of 100 us) so that a simulated second is
@@ -17,10 +17,10 @@ import math
 import numpy as np
 import pytest
 
-from model.queueing import Station, mva_exact
 from model.rack import clients as cl_mech
 from sim.config import SimConfig
 from sim.run import run_config
+from tests.oracles.queueing import Station, mva_exact
 
 CPU, SEND, HIT_RTT = 100.0, 80.0, 120.0
 Z = SEND + HIT_RTT

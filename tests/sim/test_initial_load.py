@@ -5,18 +5,18 @@ solver's answer for the same rack, for any population."""
 import numpy as np
 import pytest
 
-from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
 from model.solvers.analytic import solve
 from sim.dynamics import MIB, RackDynamics, initial_load
 from sim.run import FastSimulator
+from runio.inputs import load_profile
 
 
 
 @pytest.fixture(scope="module")
 def profile():
-    return Profile.load("tofino-testbed")
+    return load_profile("tofino-testbed")
 
 
 def test_a_small_rack_starts_at_the_analytic_solvers_answer(profile):

@@ -1,5 +1,5 @@
 """Long work shows progress and stops cleanly on Ctrl-C: exit code 130, what was
-finished printed or written and marked partial (sim.progress)."""
+finished printed or written and marked partial (runio.progress)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from sim import cli
-from sim.progress import Interrupted, partial_text, wanted
+from cli import main as cli
+from runio.progress import Interrupted, partial_text, wanted
+from runio.inputs import load_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ["--set", "servers=2", "--set", "clients=8", "--set", "workload.records=100000"]
@@ -77,10 +78,10 @@ def test_finished_simulation_is_not_partial(tmp_path, capsys):
 
 
 def test_batch_interrupted_writes_rows_so_far(tmp_path, monkeypatch, capsys):
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     kind = KINDS["farreach_runs"]
     calls = {"n": 0}
-    from model.row_prediction import predict_kind_rows
+    from runio.row_prediction import predict_kind_rows
 
     def real(row, profile):                # the original kind, solved alone
         return predict_kind_rows(kind, [row], profile)[0]
@@ -104,7 +105,6 @@ def test_batch_interrupted_writes_rows_so_far(tmp_path, monkeypatch, capsys):
 def test_cross_validation_interrupted_reports_folds_done(capsys):
     from calibrate.cv import cross_validate, format_cv
     from calibrate.runs_io import load_runs
-    from model.profile import Profile
 
     class OneFitThenCtrlC:
         fits = 0
@@ -113,7 +113,7 @@ def test_cross_validation_interrupted_reports_folds_done(capsys):
             OneFitThenCtrlC.fits += 1
             if OneFitThenCtrlC.fits == 2:
                 raise KeyboardInterrupt
-            self.profile_ = Profile.load("tofino-testbed")
+            self.profile_ = load_profile("tofino-testbed")
             return self
 
     _, rows = load_runs(str(ROOT / "examples" / "runs.csv"))
@@ -204,10 +204,9 @@ def test_facts_sigint_subprocess():
 def test_batch_bar_moves_while_a_chunk_of_racks_is_solved(monkeypatch):
     """A chunk of rows is solved as one batch of racks; its bar must move as the
     racks finish, not jump at the end (slow racks would look like a hang)."""
-    import model.row_prediction as rp
-    from model.kinds import KINDS
-    from model.profile import Profile
-    from sim import batch, progress
+    import runio.row_prediction as rp
+    from runio.kinds import KINDS
+    from runio import batch, progress
 
     seen = []
 
@@ -231,7 +230,7 @@ def test_batch_bar_moves_while_a_chunk_of_racks_is_solved(monkeypatch):
     kind = KINDS["farreach_runs"]
     _, rows = batch.read_runs(ROOT / "examples" / "runs.csv")
     rows = rows[:3]
-    out = list(batch.predict_rows(kind, rows, Profile.load(kind.profile), "runs.csv",
+    out = list(batch.predict_rows(kind, rows, load_profile(kind.profile), "runs.csv",
                                   progress=True, intervals=False))
     assert len(out) == 3
     assert seen[-1] == 3 and seen == sorted(seen)
@@ -242,8 +241,8 @@ def test_batch_interrupted_keeps_every_piece_of_racks_solved(tmp_path, monkeypat
     """Rack rows are solved in pieces, smallest rack first. Ctrl-C during the
     second piece keeps the first piece's rows, whichever lines they are on,
     in the input's order; a rack two pieces need is solved once."""
-    import model.row_prediction as rp
-    from sim import batch
+    import runio.row_prediction as rp
+    from runio import batch
     header, rows = batch.read_runs(ROOT / "examples" / "runs.csv")
     # three rows; the smallest rack is on the last line
     pick = [dict(rows[0], id="A", servers="8", clients="256"),
@@ -277,12 +276,12 @@ def test_batch_interrupted_keeps_every_piece_of_racks_solved(tmp_path, monkeypat
     pieces.clear()
     same = [dict(rows[0], id="A", servers="4", clients="128"),
             dict(rows[1], id="B", servers="4", clients="128")]
-    got = dict(batch.predict_rows(batch.detect(header, "x"), same, batch.Profile.load("tofino-testbed"),
+    got = dict(batch.predict_rows(batch.detect(header, "x"), same, batch.load_profile("tofino-testbed"),
                                   "x", intervals=False))
     solved = [s for p in pieces for s in p]
     assert len(solved) == len(set(solved)) == 2 and set(got) == {0, 1}
     whole = batch.predict_kind_rows(batch.detect(header, "x"), same,
-                                    batch.Profile.load("tofino-testbed"), intervals=False)
+                                    batch.load_profile("tofino-testbed"), intervals=False)
     assert [got[0], got[1]] == whole
 
 
@@ -378,7 +377,7 @@ def test_batch_worker_killed_is_a_clear_error_not_a_traceback(tmp_path, monkeypa
     breaks the pool: the command says so, names --jobs, keeps the rows
     finished before (none here) marked partial, and exits 1 without a
     traceback. Workers are forked, so they run the patched piece solver."""
-    from sim import batch
+    from runio import batch
     monkeypatch.setattr(batch, "_solve_piece", _worker_dies)
     runs = _plan_csv(tmp_path / "plan.csv", 200)
     out = tmp_path / "p.csv"
@@ -397,8 +396,7 @@ def test_one_prediction_with_its_interval_shows_its_racks(capsys):
     racks on stderr up to all of them; the answer on stdout is the same as
     without it."""
     from model.intervals import sigma_profiles
-    from model.profile import Profile
-    racks = 1 + len(sigma_profiles(Profile.load("tofino-testbed"))[0])
+    racks = 1 + len(sigma_profiles(load_profile("tofino-testbed"))[0])
     args = ["predict", "--set", "clients.timeout_ms=5", "--json"]
     assert cli.main(args + ["--progress"]) == 0
     out, err = capsys.readouterr()
@@ -413,11 +411,10 @@ def test_solve_many_reports_racks_as_they_finish():
     """solve_many's progress hook: racks counted in order up to the total,
     cold and started from a guess (an interval's sigma points)."""
     from model.intervals import sigma_profiles
-    from model.profile import Profile
     from model.rack import compile_rack
     from model.scenario import Scenario
     from model.solvers import analytic
-    prof = Profile.load("tofino-testbed")
+    prof = load_profile("tofino-testbed")
     sc = Scenario.default().updated({"clients.timeout_ms": 5.0})
     profs = [prof, *sigma_profiles(prof)[0][:3]]
     specs = [compile_rack(sc, p) for p in profs]

@@ -5,11 +5,11 @@ mean-value terms the analytic solver uses."""
 import numpy as np
 import pytest
 
-from model.profile import Profile
 from model.rack import compile_rack
 from model.rack import service as svc
 from model.scenario import Scenario
 from sim.run import FastSimulator
+from runio.inputs import load_profile
 
 
 @pytest.mark.parametrize("shape", [1.0, 4.0, 0.5])
@@ -44,7 +44,7 @@ def test_a_lightly_loaded_simulated_worker_never_reports_a_negative_process_time
     # simulator soak found -1.2 to -2.7 us in random racks).
     sc = Scenario.default().updated({"servers.count": 256, "clients.threads": 8,
                                      "switch.partition": "hash"})
-    spec = compile_rack(sc, Profile.load("tofino-testbed"))
+    spec = compile_rack(sc, load_profile("tofino-testbed"))
     for seed in (1, 2, 3):
         p = FastSimulator(0.01, seed).solve(spec)
         assert min(s.process_us for s in p.servers) >= 0.0

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from model.closed_forms import mmc, mm1
-from model.queueing import Station, mva_exact
 from sim.run import SimConfig, run_config
+from tests.oracles.queueing import Station, mva_exact
 
 
 def batch_stats(res, key):

@@ -22,7 +22,8 @@ from model.rack import clients as cl_mech
 from model.rack import compile_rack
 from model.rack import lsm as L
 from model.scenario import Scenario
-from sim import cli, fast
+from cli import main as cli
+from sim import fast
 from sim.config import SimConfig, rack_config
 from sim.fast import FastEngine
 from sim.run import run_config

@@ -10,12 +10,12 @@ import textwrap
 
 import numpy as np
 
-from model.profile import Profile
 from model.rack import compile_rack
 from model.scenario import Scenario
 from sim import fast_kernel as K
 from sim.fast import FastEngine
 from sim.run import FastSimulator
+from runio.inputs import load_profile
 
 
 def _lists(engine: FastEngine):
@@ -51,7 +51,7 @@ def test_every_client_is_in_one_list_and_each_list_is_in_deadline_order():
     # lists are in use mid-run
     sc = Scenario.default().updated({"clients.timeout_ms": 0.5, "network.loss_rate": 0.05,
                                      "clients.threads": 512})
-    spec = compile_rack(sc, Profile.load("tofino-testbed"))
+    spec = compile_rack(sc, load_profile("tofino-testbed"))
     sim = FastSimulator(0.02, 1)
     cfg, dyn = sim.config(spec)
     cfg.client_cpu_us, cfg.client_cores = 14.0, 24     # threads queue for the client cores
@@ -94,7 +94,7 @@ def test_a_rack_of_many_clients_that_re_arm_finishes():
             "workload.records": 15522, "workload.read_ratio": 0.34422969876689,
             "workload.key_bytes": 11, "workload.value_bytes": 1,
             "workload.queries_m": 0.004610879518478443})
-        pf = Profile.load("tofino-testbed").with_values({"client_cpu_us": 0.0}, source="test")
+        pf = load_profile("tofino-testbed").with_values({"client_cpu_us": 0.0}, source="test")
         p = FastSimulator(0.05, 1).solve(compile_rack(sc, pf))
         print(p.details["requests"], p.details["stale_replies_sim"])
     """)

@@ -15,6 +15,7 @@ from calibrate.systems_fit import SystemFitter, load_rows
 from model.errors import InputError
 from model.profile import Param, Profile
 from model.uncertainty import fitted_uncertainty, predict_interval, with_intervals
+from runio.inputs import load_profile, save_profile
 
 
 def _rows(kind, curve_vals, order_vals):
@@ -255,16 +256,16 @@ def test_profile_tables_round_trip_and_bad_tables_are_located(tmp_path):
     p = _linear_profile(0.1, 0.05)
     p = Profile(p.name, p.params, {"name": "t"}, p.uncertainty, {"y": 0.05, "kind.y": 0.1})
     f = tmp_path / "p.toml"
-    p.save(f)
-    q = Profile.load(str(f))
+    save_profile(p, f)
+    q = load_profile(str(f))
     assert q.uncertainty == p.uncertainty and q.noise == p.noise
     assert q.with_values({"a": 3.0}, "x").uncertainty is None      # a changed profile has none
     text = f.read_text().replace("log_covariance = [", "log_covariance = [[1.0, 2.0],")
     bad = tmp_path / "bad.toml"
     bad.write_text(text)
     with pytest.raises(InputError) as e:
-        Profile.load(str(bad))
+        load_profile(str(bad))
     assert e.value.field == "uncertainty.log_covariance" and str(bad) in str(e.value)
     for name in ("morphling-c", "morphling-go", "runtimes", "thread-coroutine"):
-        emb = Profile.load(name)
+        emb = load_profile(name)
         assert emb.uncertainty and emb.noise

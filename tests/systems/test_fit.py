@@ -7,14 +7,14 @@ import pytest
 
 from calibrate.systems_fit import SystemFitter, load_rows, main
 from model.errors import InputError
-from model.profile import Profile
+from runio.inputs import load_profile
 
 
 def test_fitter_contract_and_recovers_embedded_profile():
     f = SystemFitter("morphling-c")
     assert not hasattr(f, "profile_")
     assert f.fit(load_rows("morphling-c")) is f
-    emb = Profile.load("morphling-c")
+    emb = load_profile("morphling-c")
     for k in ("server_us", "net_us", "guidance_net_us"):
         assert f.profile_[k] == pytest.approx(emb[k], rel=1e-3)
     assert f.residuals_ and all(r["ape_pct"] >= 0 for r in f.residuals_)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from model.profile import Profile
-from model.kinds import detect
+from runio.kinds import detect
 from model.systems import SYSTEMS
 from reports.systems import curves
 from model.systems import morphling, runtimes, threads
-from sim.cli import main
+from cli.main import main
+from runio.inputs import load_profile
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 KINDS = {
@@ -66,13 +66,13 @@ def test_bad_cell_exits_2_naming_the_column(name, col, bad, tmp_path, capsys):
 
 def test_embedded_profiles_exist_with_units_and_provenance():
     for name in SYSTEMS:
-        p = Profile.load(name)
+        p = load_profile(name)
         for k, par in p.params.items():
             assert par.unit and par.source, k
 
 
 def test_morphling_c_levels_off_at_server_capacity():
-    p = Profile.load("morphling-c")
+    p = load_profile("morphling-c")
     ks = [morphling.c_throughput("unreplicated", n, p) * 1e3 for n in (4, 12, 36, 64)]
     assert ks == sorted(ks)
     assert ks[-1] == pytest.approx(1e3 / p["server_us"], rel=0.01)
@@ -80,7 +80,7 @@ def test_morphling_c_levels_off_at_server_capacity():
 
 
 def test_morphling_go_raft_pays_a_quorum_round_and_littles_law_holds():
-    p = Profile.load("morphling-go")
+    p = load_profile("morphling-go")
     for n in (2, 8, 32):
         x_r, l_r = morphling.go_solve("raft", n, p)
         x_u, l_u = morphling.go_solve("unreplicated", n, p)
@@ -89,7 +89,7 @@ def test_morphling_go_raft_pays_a_quorum_round_and_littles_law_holds():
 
 
 def test_morphling_go_ceiling_is_the_busiest_serving_loop_and_latency_grows_past_it():
-    p = Profile.load("morphling-go")
+    p = load_profile("morphling-go")
     for mode in ("morphling", "raft"):
         cap, who = morphling.go_capacity(mode, p)
         x, lat = morphling.go_solve(mode, 256, p)
@@ -103,7 +103,7 @@ def test_morphling_go_ceiling_is_the_busiest_serving_loop_and_latency_grows_past
 
 
 def test_tokio_scales_worse_than_thread_per_core_runtimes():
-    p = Profile.load("runtimes")
+    p = load_profile("runtimes")
     t = [runtimes.best("tokio", c, 4 * c, 100.0, p)[0] for c in (4, 8, 16, 20)]
     m = [runtimes.best("monoio", c, 4 * c, 100.0, p)[0] for c in (4, 8, 16, 20)]
     assert m[-1] / m[0] > 4.0           # thread-per-core: ~linear
@@ -112,13 +112,13 @@ def test_tokio_scales_worse_than_thread_per_core_runtimes():
 
 
 def test_runtime_curve_peaks_then_falls_with_contention():
-    p = Profile.load("runtimes")
+    p = load_profile("runtimes")
     qs = [runtimes.solve("glommio", 1, n, 100.0, p)[0] for n in (200, 400, 1600)]
     assert qs[1] > qs[0] and qs[2] < qs[1]
 
 
 def test_thread_latency_explodes_where_coroutines_do_not():
-    p = Profile.load("thread-coroutine")
+    p = load_profile("thread-coroutine")
     thr = [threads.solve_tc("thread", n, 1, 50, 5000, None, p)["latency_mean_us"]
            for n in (8, 16, 32, 64)]
     co = [threads.solve_tc("coroutine", n, 1, 50, 5000, "2-2-2", p)["latency_mean_us"]
@@ -127,7 +127,7 @@ def test_thread_latency_explodes_where_coroutines_do_not():
 
 
 def test_priority_latency_ordered_and_grows_as_cpus_get_scarce():
-    p = Profile.load("thread-coroutine")
+    p = load_profile("thread-coroutine")
     by_v = {v: [r["latency_mean_us"] for r in threads.solve_priority(v, 40, 100, 5000, p)]
             for v in (1, 2, 3, 4)}
     for v, lat in by_v.items():

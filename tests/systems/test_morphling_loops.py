@@ -16,8 +16,8 @@ import pytest
 
 from model.blocks import closed_loop, closed_loop_scv
 from model.errors import InputError
-from model.profile import Profile
 from model.systems import morphling
+from runio.inputs import load_profile
 
 
 @pytest.mark.parametrize("n,z,d,c", [(1, 200.0, [30.0], [1]), (8, 200.0, [30.0, 5.0], [1, 1]),
@@ -91,7 +91,7 @@ def test_bad_scv_is_refused():
 
 
 def test_go_read_paths_who_sets_each_ceiling():
-    p = Profile.load("morphling-go")
+    p = load_profile("morphling-go")
     cap_u, who_u = morphling.go_capacity("unreplicated", p)
     cap_m, who_m = morphling.go_capacity("morphling", p)
     cap_r, who_r = morphling.go_capacity("raft", p)
@@ -114,7 +114,7 @@ def test_go_read_paths_who_sets_each_ceiling():
 
 @pytest.mark.parametrize("mode", ["unreplicated", "morphling", "raft"])
 def test_go_closed_loop_littles_law_and_saturation(mode):
-    p = Profile.load("morphling-go")
+    p = load_profile("morphling-go")
     cap, _ = morphling.go_capacity(mode, p)
     xs = []
     for n in (1, 2, 4, 8, 16, 32, 64, 256):
@@ -127,7 +127,7 @@ def test_go_closed_loop_littles_law_and_saturation(mode):
 
 
 def test_go_loop_variance_changes_waiting_not_ceiling():
-    p = Profile.load("morphling-go")
+    p = load_profile("morphling-go")
     exp_p = p.with_values({"loop_scv": 1.0}, "test")
     for mode in ("unreplicated", "raft"):
         x0, l0 = morphling.go_solve(mode, 8, p)

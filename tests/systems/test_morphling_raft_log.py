@@ -15,15 +15,15 @@ from __future__ import annotations
 
 from calibrate.cv import cross_validate
 from calibrate.systems_fit import load_rows
-from model.profile import Profile
 from model.systems import morphling
+from runio.inputs import load_profile
 
 # --------------------------------------------------------------------------
 # the lab's runs and the yardstick
 # --------------------------------------------------------------------------
 
 def test_no_measured_run_exceeds_its_read_paths_ceiling():
-    p = Profile.load("morphling-go")
+    p = load_profile("morphling-go")
     for r in load_rows("morphling-go"):
         cap, who = morphling.go_capacity(r["read_mode"], p)
         assert float(r["ops"]) < cap * 1e6, (r["id"], who)
@@ -32,7 +32,7 @@ def test_no_measured_run_exceeds_its_read_paths_ceiling():
 def test_modes_keep_their_order_past_the_calibration_points():
     """Raft's serial log loop is the lowest ceiling; a Morphling read skips
     the log and is never slower than an unreplicated one by throughput."""
-    p = Profile.load("morphling-go")
+    p = load_profile("morphling-go")
     for n in (16, 32, 64):
         x = {m: morphling.go_solve(m, n, p)[0] for m in ("raft", "morphling", "unreplicated")}
         assert x["raft"] < x["unreplicated"] and x["raft"] < x["morphling"]

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from model.errors import InputError
-from model.profile import Profile
 from model.systems import threads
 from model.systems.pools import first_tick_setup
+from runio.inputs import load_profile
 
 
 @pytest.fixture(scope="module")
 def prof():
-    return Profile.load("thread-coroutine")
+    return load_profile("thread-coroutine")
 
 
 def _simulate_runs(n, setup, ticks, runs, rng):

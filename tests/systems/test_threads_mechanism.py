@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from model.blocks import aligned_burst
-from model.profile import Profile
 from model.systems import threads
+from runio.inputs import load_profile
 
 
 @pytest.fixture(scope="module")
 def prof():
-    return Profile.load("thread-coroutine")
+    return load_profile("thread-coroutine")
 
 
 def _stage_round_robin(n: int, w: float) -> np.ndarray:
@@ -155,7 +155,7 @@ def test_priority_latency_and_std_monotone_in_priority(prof):
 def test_shipped_profile_is_what_the_fitting_command_gives():
     from calibrate.systems_fit import SystemFitter, load_rows
     f = SystemFitter("thread-coroutine").fit(load_rows("thread-coroutine"))
-    emb = Profile.load("thread-coroutine")
+    emb = load_profile("thread-coroutine")
     assert set(f.profile_.params) == set(emb.params)
     for k, v in f.profile_.params.items():
         assert v.value == pytest.approx(emb[k], rel=1e-3), k

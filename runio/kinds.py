@@ -7,9 +7,10 @@ the other reference systems) into :mod:`model.registry`.
 
 from __future__ import annotations
 
-from . import bench_runs, farreach_kinds, local_runs, systems  # noqa: F401  (they register)
-from .errors import InputError
-from .registry import KINDS, SYSTEMS, RunKind
+from . import bench_runs, farreach_kinds, local_runs  # noqa: F401  (they register)
+from model import systems  # noqa: F401  (they register)
+from model.errors import InputError
+from model.registry import KINDS, SYSTEMS, RunKind
 
 __all__ = ["KINDS", "SYSTEMS", "RunKind", "detect", "get"]
 

@@ -44,9 +44,9 @@ import tomllib
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from .errors import InputError
+from model.errors import InputError
+from model.toml_text import BOM, locate_in_toml, parse_toml, toml_line  # noqa: F401  (re-exported)
 
-BOM = "\ufeff"
 
 #: The largest input file read (text inputs: scenarios, profiles, plans, runs
 #: CSVs, logs). The lab's largest file is a few MiB; a file far beyond this
@@ -110,80 +110,11 @@ def read_text(path: str | os.PathLike, what: str = "file", field: str | None = N
     return decode(data, str(path), what)
 
 
-_TOML_AT = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
-_TOML_END = re.compile(r"\s*\(at end of document\)\s*$")
-
-
-def parse_toml(text: str, source: str) -> dict[str, Any]:
-    """``tomllib.loads`` with every failure an :class:`InputError` naming the line."""
-    if text.startswith(BOM):
-        text = text[1:]
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        msg = str(exc)
-        m = _TOML_AT.search(msg)
-        line = int(m.group(1)) if m else (text.count("\n") + 1 if _TOML_END.search(msg) else None)
-        msg = _TOML_END.sub("", _TOML_AT.sub("", msg))
-        raise InputError(f"not valid TOML: {msg}", source=source, line=line) from None
-    except RecursionError:
-        # tomllib recurses once per nested array or inline table
-        raise InputError("not valid TOML here: arrays or tables nested too deeply",
-                         source=source) from None
-    except ValueError:
-        # int() past Python's 4,300-digit limit, raised by tomllib as it is
-        m = re.search(r"\d{4301,}", text)
-        line = text.count("\n", 0, m.start()) + 1 if m else None
-        raise InputError("a number of more than 4,300 digits; no value here is that large",
-                         source=source, line=line) from None
-
-
 def load_toml(path: str | os.PathLike, what: str = "TOML file",
               field: str | None = None) -> tuple[dict[str, Any], str]:
     """A TOML file's contents and its text (for :func:`toml_line`)."""
     text = read_text(path, what, field)
     return parse_toml(text, str(path)), text
-
-
-_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-
-
-def _bare(key: str) -> str:
-    return key.strip().strip('"').strip("'")
-
-
-def toml_line(text: str, dotted: str) -> int | None:
-    """The line that sets ``dotted`` (e.g. ``servers.count``, ``params.disk_mbps.value``).
-
-    The best match wins: the ``key = ...`` line that sets the value (or the
-    inline table holding it), else the header of the deepest ``[table]`` on
-    its path. List indices (``factors.clients[2]``) point at the list's
-    line. Returns None when nothing on the path is found."""
-    parts = [_bare(p) for p in re.sub(r"\[\d+\]", "", dotted).split(".") if p.strip()]
-    best: tuple[float, int] | None = None
-    table: list[str] = []
-    for n, raw in enumerate(text.splitlines(), start=1):
-        m = _HEADER.match(raw)
-        if m:
-            table = [_bare(p) for p in m.group(1).split(".")]
-            score = float(len(table))
-        elif "=" in raw and not raw.lstrip().startswith("#"):
-            key = table + [_bare(p) for p in raw.split("=", 1)[0].split(".")]
-            table_or_key, score = key, len(key) + 0.5     # a key beats a header as deep
-        else:
-            continue
-        path = table if m else table_or_key
-        if path and parts[:len(path)] == path and (best is None or score > best[0]):
-            best = (score, n)
-    return best[1] if best else None
-
-
-def locate_in_toml(exc: InputError, text: str, source: str) -> InputError:
-    """``exc`` with the file and, from its field, the line filled in."""
-    line = exc.line
-    if line is None and exc.field:
-        line = toml_line(text, exc.field)
-    return exc.located(source=source, line=line)
 
 
 def read_csv(path: str | os.PathLike, what: str = "runs CSV", field: str | None = "--runs",

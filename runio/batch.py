@@ -16,15 +16,17 @@ import math
 from pathlib import Path
 from typing import Any, Iterator
 
-from model.errors import InputError, RunFailed
-from model.safe_io import atomic_write, read_csv
+from model.errors import InputError
+from runio.exits import RunFailed
+from runio.safe_io import atomic_write, read_csv
 from model.profile import Profile
-from model.kinds import RunKind, detect
-from model.row_prediction import NOTE, predict_kind_rows, rack_size, row_racks
+from runio.kinds import RunKind, detect
+from runio.row_prediction import NOTE, predict_kind_rows, rack_size, row_racks
+from runio.inputs import load_profile
 
 
 def read_runs(path: str | Path) -> tuple[list[str], list[dict[str, str]]]:
-    """Header and rows of a runs CSV (:func:`model.safe_io.read_csv`)."""
+    """Header and rows of a runs CSV (:func:`runio.safe_io.read_csv`)."""
     return read_csv(path, "runs CSV", "--runs")
 
 
@@ -117,7 +119,7 @@ _NEEDS: list | None = None
 def _solve_piece(task: tuple) -> list[dict[str, Any]]:
     """One piece in a worker process: (piece number, kind name, row indices,
     rows, profile, source, intervals). Reports its racks solved as (piece, done, total)."""
-    from model.kinds import get
+    from runio.kinds import get
     n, name, part, part_rows, profile, source, intervals = task
     q = _PROGRESS_QUEUE
 
@@ -310,11 +312,11 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
 
     Ctrl-C writes the rows predicted so far (in the input's order; rack kinds
     are solved smallest first, so these need not be the first rows), each
-    with ``partial`` = ``true``, and raises :class:`sim.progress.Interrupted`."""
+    with ``partial`` = ``true``, and raises :class:`runio.progress.Interrupted`."""
     from .progress import Interrupted
     header, rows = read_runs(runs)
     kind = detect(header, source=runs)
-    profile = profile or Profile.load(kind.profile)
+    profile = profile or load_profile(kind.profile)
     for col in ([UNPREDICTED] if kind.unpredicted else []) + ["partial"]:
         if col in header:
             raise InputError(f"the input already has a column '{col}' (a previous "

@@ -12,7 +12,7 @@ run``, ``calibrate validate --cv``):
   written, marked partial: the summary says ``PARTIAL: interrupted after X
   of Y <unit>``, JSON carries ``"partial": true``, a CSV a ``partial``
   column. The command then raises :class:`Interrupted` (a
-  :class:`KeyboardInterrupt`), which :func:`model.errors.run_command` turns
+  :class:`KeyboardInterrupt`), which :func:`runio.exits.run_command` turns
   into that message on stderr and exit code 130.
 """
 
@@ -78,7 +78,7 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C after the finished part was printed or written (exit code 130).
 
     ``str()`` is the summary line :func:`partial_text` plus ``note`` (where the
-    partial results are); :func:`model.errors.run_command` prints it.
+    partial results are); :func:`runio.exits.run_command` prints it.
     """
 
     def __init__(self, done: float, total: float, unit: str, note: str = ""):
@@ -87,19 +87,14 @@ class Interrupted(KeyboardInterrupt):
         super().__init__(text)
 
 
-def note_compiling(engine: str) -> None:
+def note_compiling(what: str, cache_dir: str) -> None:
     """Say on stderr, before the first call of a compiled engine in a
-    checkout, that it is compiling: ``analytic`` (the solver, about 30 s) or
-    ``sim`` (the simulator's kernel, about 30 s); nothing once it is cached."""
+    checkout, that ``what`` (``the analytic solver``, ``the simulator's
+    kernel``: about 30 s each) is compiling into ``cache_dir``; nothing once
+    it is cached there."""
     import sys
 
     from model.compiled_cache import is_compiled
-    if engine == "analytic":
-        from model.solvers._jit import cache_dir
-        what = "the analytic solver"
-    else:
-        from .fast_kernel import cache_dir
-        what = "the simulator's kernel"
-    if not is_compiled(cache_dir()):
+    if not is_compiled(cache_dir):
         print(f"compiling {what} (the first run of this checkout, about 30 s; later runs "
               "reuse it)", file=sys.stderr, flush=True)

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .errors import InputError
-from .intervals import columns_with_intervals, sigma_profiles, solve_grid
-from .profile import Profile
-from .registry import RunKind
+from model.errors import InputError
+from model.intervals import columns_with_intervals, sigma_profiles, solve_grid
+from model.profile import Profile
+from model.registry import KINDS, RunKind
 
 __all__ = ["predict_kind_rows", "rack_predict_row", "row_racks", "rack_size"]
 
@@ -56,7 +56,7 @@ def predict_kind_rows(kind: RunKind, rows: Sequence[dict], profile: Profile,
     # beside a 3,911-server one paid for 3,911 stations at every step.
     todo.sort(key=rack_size)
     points = sigma_profiles(profile)[0] if intervals else []
-    from .solvers import predict_many
+    from model.solvers import predict_many
     grid = solve_grid(todo, [profile, *points], predict_many, progress)
     for i, s in enumerate(todo):
         solved[s] = [g[i] for g in grid]
@@ -112,8 +112,7 @@ def row_racks(kind: RunKind, rows: Sequence[dict], source: str | None = None) ->
 def rack_predict_row(kind_name: str) -> Callable[[dict, Profile], dict[str, Any]]:
     """A ``predict_row`` for a rack kind: the one-row case of :func:`predict_kind_rows`."""
     def predict_row(row, profile):
-        from .kinds import get
-        return predict_kind_rows(get(kind_name), [row], profile)[0]
+        return predict_kind_rows(KINDS[kind_name], [row], profile)[0]
     return predict_row
 
 

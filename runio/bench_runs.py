@@ -33,11 +33,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from .errors import InputError
-from .profile import Profile
-from .registry import RunKind, register
-from .rows import Row, cell, choice, number
-from .scenario import Scenario
+from model.errors import InputError
+from model.profile import Profile
+from model.registry import RunKind, register
+from model.rows import Row, cell, choice, number
+from model.scenario import Scenario
 
 # ---------------------------------------------------------------------------
 # YCSB
@@ -124,7 +124,7 @@ def _storage(row: Row, ch: dict) -> None:
 
 def _predict_ycsb(row: Row, profile: Profile) -> dict[str, Any]:
     from .columns import latency_columns
-    from .solvers import predict
+    from model.solvers import predict
     p = predict(ycsb_scenario(row), profile)
     out = {"pred_mops": p.throughput_mops, "pred_latency_avg_us": p.client.latency_us}
     lat = latency_columns(p)
@@ -200,8 +200,8 @@ def dbbench_scenario(row: Row, base: Scenario | None = None) -> Scenario:
 
 
 def _predict_dbbench(row: Row, profile: Profile) -> dict[str, Any]:
-    from .rack import compile_rack
-    from .rack.service import run_average_cost
+    from model.rack import compile_rack
+    from model.rack.service import run_average_cost
     threads = number(row, "threads", 1, integer=True, minimum=1)
     cores = number(row, "cores", 0, integer=True, minimum=0)
     cost_us = float(run_average_cost(compile_rack(dbbench_scenario(row), profile).service)[0])

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-from .errors import InputError
-from .prediction import Prediction
+from model.errors import InputError
+from model.prediction import LATENCY_PERCENTILES, Prediction, latency_columns  # noqa: F401  (columns of a prediction)
 
 STATS = ("avg", "min", "max", "per-server")
 
@@ -55,20 +55,3 @@ def farreach_columns(p: Prediction, how: str = "avg") -> dict[str, Any]:
         out[f"server_wait_{s}"] = stat(waits, shares, s)
         out[f"server_process_{s}"] = stat(procs, shares, s)
     return out
-
-
-#: the client latency's percentiles every rack prediction carries (us)
-LATENCY_PERCENTILES = ("p50", "p95", "p99")
-
-
-def latency_columns(p: Prediction, prefix: str = "latency",
-                    keys: tuple[str, ...] = LATENCY_PERCENTILES) -> dict[str, float]:
-    """The client latency: its mean (Little's law) and percentiles ``keys``, us
-    (``latency_us``, ``latency_p50_us``, ...; NaN where a solver gives none)."""
-    pc = (p.details or {}).get("latency_us_percentiles") or {}
-    out = {f"{prefix}_us": p.client.latency_us}
-    for k in keys:
-        v = pc.get(k)
-        out[f"{prefix}_{k}_us"] = float(v) if isinstance(v, (int, float)) else float("nan")
-    return out
-

@@ -1,12 +1,12 @@
 """Command line: ``python -m sim predict``, ``simulate``, ``workload``, ``workload-fit``,
-``sweep`` (sim/sweep.py), ``explain`` (sim/explain_cli.py), ``tune`` (sim/tune.py)
+``sweep`` (cli/sweep.py), ``explain`` (cli/explain.py), ``tune`` (cli/tune.py)
 and ``scenario show``.
 
 Bad input (scenario keys, --set values, profiles, runs CSVs) prints one
 message naming the file, line and field, and exits with code 2. Long work
 (``simulate``, ``predict --engine sim``, ``predict --runs``) shows progress
 and stops on Ctrl-C with exit code 130, its output marked partial
-(:mod:`sim.progress`); ``predict`` of one rack shows its racks solved (the
+(:mod:`runio.progress`); ``predict`` of one rack shows its racks solved (the
 centre and sigma points of its interval) when that takes a while.
 """
 
@@ -19,13 +19,15 @@ import os
 import sys
 from typing import Any, Sequence
 
-from model.errors import ArgumentParser, InputError, at_least, run_command
-from model.safe_io import output_path, output_type
+from runio.exits import ArgumentParser, at_least, run_command
+from model.errors import InputError
+from runio.safe_io import output_path, output_type
 from model.prediction import Prediction
 from model.profile import Profile
 from model.scenario import Scenario
 
-from .progress import Interrupted, add_flag, partial_text, wanted
+from runio.progress import Interrupted, add_flag, partial_text, wanted
+from runio.inputs import load_profile, load_scenario
 
 DEFAULT_PROFILE = "tofino-testbed"
 
@@ -50,9 +52,9 @@ def _common(p: argparse.ArgumentParser) -> None:
 #: used or the whole command line is listed (``predict`` should not pay for
 #: ``sweep``'s imports).
 _OWN_PARSERS = {
-    "workload": ("workload_cli", "add_parsers"), "workload-fit": ("workload_cli", "add_parsers"),
-    "sweep": ("sweep", "add_parser"), "explain": ("explain_cli", "add_parser"),
-    "tune": ("tune", "add_parser"), "scenario": ("scenario_cli", "add_parsers"),
+    "workload": ("workload", "add_parsers"), "workload-fit": ("workload", "add_parsers"),
+    "sweep": ("sweep", "add_parser"), "explain": ("explain", "add_parser"),
+    "tune": ("tune", "add_parser"), "scenario": ("scenario", "add_parsers"),
 }
 
 
@@ -111,9 +113,9 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 
 def load_inputs(args) -> tuple[Scenario, Profile]:
-    sc = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
+    sc = load_scenario(args.scenario) if args.scenario is not None else Scenario.default()
     sc = sc.with_overrides(args.sets)
-    profile = Profile.load(DEFAULT_PROFILE if args.profile is None else args.profile)
+    profile = load_profile(DEFAULT_PROFILE if args.profile is None else args.profile)
     return sc, profile
 
 
@@ -131,10 +133,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def list_profiles() -> int:
     """``--list-profiles``: every embedded profile, one paragraph each."""
-    from model.kinds import KINDS
+    from runio.kinds import KINDS
     from model.profile import embedded_profiles
     for name in embedded_profiles():
-        prof = Profile.load(name)
+        prof = load_profile(name)
         meta = prof.meta
         kinds = sorted(k.name for k in KINDS.values() if k.profile == name)
         default = "  (the default)" if name == DEFAULT_PROFILE else ""
@@ -175,8 +177,8 @@ def _predict(args) -> int:
         if args.measure != "concurrent":
             raise InputError("--runs predicts each row as it was run (concurrently); "
                              "--measure rotation takes one scenario", field="--measure")
-        from .batch import run_batch
-        profile = Profile.load(args.profile) if args.profile is not None else None
+        from runio.batch import run_batch
+        profile = load_profile(args.profile) if args.profile is not None else None
         jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
         if jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {jobs}", field="--jobs")
@@ -194,14 +196,15 @@ def _predict(args) -> int:
     if args.measure == "rotation":
         return _rotation(sc, profile, args)
     if args.engine == "sim":
-        from .run import simulate
+        from sim.run import simulate
         pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
                         progress=wanted(args.progress, json=args.json))
     elif args.intervals:
         from model.intervals import predict_one
-        from .progress import bar, note_compiling
+        from runio.progress import bar, note_compiling
         if wanted(args.progress, json=args.json):
-            note_compiling("analytic")
+            from model.solvers._jit import cache_dir
+            note_compiling("the analytic solver", cache_dir())
         # the centre and every sigma point: seconds to a minute where workers
         # can collapse (a short timeout), each with its own chain of states
         with bar(1, "predicting (centre and sigma points)", "rack",
@@ -222,12 +225,12 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
     analytic solver (with an interval) or the simulator (model.rotation),
     reported as FarReach's statistics script reports it; table, --json, --html."""
     from model.rotation import predict_rotation
-    from .progress import bar
+    from runio.progress import bar
     show = wanted(args.progress, json=args.json)
     if args.engine == "sim":
         # every rotation's rack through the simulator, --seconds each (no
         # interval, as for one simulated rack)
-        from .run import FastSimulator
+        from sim.run import FastSimulator
         sim = FastSimulator(args.seconds, args.seed)
 
         def solve(racks):
@@ -292,7 +295,7 @@ def _print_rotation(rot, sc: Scenario, profile: Profile, args) -> None:
 def _simulate(args) -> int:
     check_outputs(args)
     sc, profile = load_inputs(args)
-    from .run import simulate, write_timeline
+    from sim.run import simulate, write_timeline
     pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
                     engine=args.sim_engine, progress=wanted(args.progress, json=args.json))
     if args.timeline:
@@ -305,7 +308,7 @@ def _stopped_after(pred: Prediction) -> float | None:
     """Simulated seconds done when Ctrl-C stopped a simulation (None: it finished)."""
     if not pred.details.get("interrupted"):
         return None                   # (and an analytic prediction never loads the simulator)
-    from .run import interrupted_after
+    from sim.run import interrupted_after
     return interrupted_after(pred)
 
 

@@ -34,11 +34,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from model.errors import InputError, at_least
+from model.errors import InputError
+from runio.exits import at_least
 from model.profile import Profile
 from model.scenario import SECTIONS, Scenario, parse_value, resolve_key
 
-from model.columns import latency_columns
+from runio.columns import latency_columns
 
 from .sweep import solve as solve_with_intervals
 
@@ -270,7 +271,7 @@ class TuneResult:
                 f"configurations solved by the analytic model (profile '{self.profile}').")
 
     def to_dict(self) -> dict[str, Any]:
-        from .explain_cli import _finite
+        from .explain import _finite
         return _finite({
             "objective": self.objective, "max_latency_us": self.max_latency_us,
             "latency_stat": self.latency_stat,
@@ -490,7 +491,7 @@ def format_tune(t: TuneResult) -> str:
                          f"{h['throughput_mops']:8.4f}  "
                          + " ".join(f"{k}={_show(h[k])}" for k in t.keys))
     if t.explanation is not None:
-        from .explain_cli import format_explanation
+        from .explain import format_explanation
         lines += ["", "Why the tuned configuration's gain falls short of the normalized gain:",
                   format_explanation(t.explanation, t.best_scenario, t.profile)]
     elif t.explain_note:
@@ -499,7 +500,7 @@ def format_tune(t: TuneResult) -> str:
 
 
 def write_tune(t: TuneResult, path: str | Path) -> Path:
-    from model.safe_io import atomic_write, output_type, write_text
+    from runio.safe_io import atomic_write, output_type, write_text
     p = Path(path)
     ext = output_type(path)
     try:
@@ -555,8 +556,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from .cli import check_outputs, load_inputs
-    from model.safe_io import REPORT_TYPES
+    from .main import check_outputs, load_inputs
+    from runio.safe_io import REPORT_TYPES
     check_outputs(args, out_types=REPORT_TYPES)
     dims = parse_dimensions(args.vary)
     sc, profile = load_inputs(args)

@@ -57,11 +57,11 @@ from typing import Any
 
 from .columns import farreach_columns, latency_columns
 from .farreach_kinds import wait_stat
-from .profile import Profile
-from .registry import KINDS, RackForm, RunKind, register
-from .rows import choice, number, scenario_from_columns
-from .scenario import Scenario
-from .solvers import predict
+from model.profile import Profile
+from model.registry import KINDS, RackForm, RunKind, register
+from model.rows import choice, number, scenario_from_columns
+from model.scenario import Scenario
+from model.solvers import predict
 
 CONFIG_COLUMNS = (
     "workers", "clients", "timeout_ms", "memtable_mb", "flushnum", "maxnum", "wal", "db",

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from model.errors import InputError
-from model.queueing import (
+from tests.oracles.queueing import (
     EXACT_COST_LIMIT, Station, asymptotic_bounds, mva, mva_approx, mva_exact,
     mva_multiclass_exact,
 )

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from model.errors import InputError
-from model.safe_io import REPORT_TYPES, output_type
+from runio.safe_io import REPORT_TYPES, output_type
 
 
 def add_parser(sub) -> None:
@@ -38,7 +38,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from model.explain import explain
-    from .cli import check_outputs, load_inputs
+    from .main import check_outputs, load_inputs
     check_outputs(args, out_types=REPORT_TYPES)
     sc, profile = load_inputs(args)
     ex = explain(sc, profile, shapley=args.shapley)
@@ -120,7 +120,7 @@ def format_explanation(ex, sc=None, profile_name: str = "") -> str:
 
 
 def write_explanation(ex, path: str, sc=None) -> Path:
-    from model.safe_io import atomic_write, write_text
+    from runio.safe_io import atomic_write, write_text
     p = Path(path)
     ext = output_type(path)
     try:

@@ -6,7 +6,7 @@ runs), ``farreach_tuning`` (the 16-server memtable series) and
 describes the lab's rack, so its scenario names the lab's calibrated
 workload profile (``workload.profile = "lab"``, docs/workload.md) and the
 range partitioning the notes used, besides the row's own settings. Predicted columns come from
-:func:`model.columns.farreach_columns`.
+:func:`runio.columns.farreach_columns`.
 """
 
 from __future__ import annotations
@@ -14,12 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from .columns import farreach_columns
-from .errors import InputError
-from .profile import Profile
-from .registry import RackForm, RunKind, register
+from model.errors import InputError
+from model.registry import RackForm, RunKind, register
 from .row_prediction import rack_predict_row
-from .rows import Row, cell, choice, number, scenario_from_columns
-from .scenario import Scenario
+from model.rows import Row, cell, choice, number, scenario_from_columns
+from model.scenario import Scenario
 
 FITTER = "calibrate.farreach:FarReachFitter"
 LAB_WORKLOAD = "lab"

@@ -31,7 +31,7 @@ Solvers in this module (pure functions returning plain data):
       precision it returns *negative* throughput for a 4-server station a
       hundred customers past saturation, and at N = 1024, c = 64 even
       400-digit decimal arithmetic fails (800 digits agree with us; see
-      tests/model/test_queueing.py).
+      tests/oracles/test_queueing.py).
       We therefore compute the *same* exact quantities from normalising
       constants held in log space, which involves only sums of positive
       terms: the fixed-rate part of the network is solved by MVA, whose
@@ -48,7 +48,7 @@ Solvers in this module (pure functions returning plain data):
       multi-server stations Seidmann's transformation is available
       (``multiserver="seidmann"``: a c-server station of demand D becomes a
       single server of demand D/c in series with a delay of D(c-1)/c).
-      Accuracy, measured in tests/model/test_queueing.py (throughput is
+      Accuracy, measured in tests/oracles/test_queueing.py (throughput is
       always underestimated, i.e. pessimistic):
 
       - 128 unequal FCFS workers (demands U(0.5, 1.5) ms) + 5 ms delay,

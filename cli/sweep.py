@@ -42,11 +42,13 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from model.errors import InputError, at_least
+from model.errors import InputError
+from runio.exits import at_least
 from model.prediction import Prediction
 from model.profile import Profile
-from model.safe_io import REPORT_TYPES, atomic_write, output_type, read_csv, write_text
+from runio.safe_io import REPORT_TYPES, atomic_write, output_type, read_csv, write_text
 from model.scenario import Scenario, parse_value, resolve_key
+from runio.inputs import load_profile, load_scenario
 
 MAX_CONFIGURATIONS = 5000
 INTERVAL_LEVEL = 0.90
@@ -258,7 +260,7 @@ def summary_row(pred: Prediction, interval: tuple[float, float] | None = None) -
 
 def _percentiles(pred: Prediction) -> dict[str, Any]:
     """The latency's p50 / p95 / p99 (us), and the p99's interval where there is one."""
-    from model.columns import latency_columns
+    from runio.columns import latency_columns
     out = {k: v for k, v in latency_columns(pred).items() if k != "latency_us"}
     iv = (pred.details.get("latency_us_percentile_intervals") or {}).get("p99") or {}
     out["latency_p99_lo_us"] = iv.get("lo_us")
@@ -530,8 +532,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from .cli import DEFAULT_PROFILE, check_outputs
-    base = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
+    from .main import DEFAULT_PROFILE, check_outputs
+    base = load_scenario(args.scenario) if args.scenario is not None else Scenario.default()
     axes = parse_axes(args.sets)
     if args.plan and (axes or args.zip):
         raise InputError("a plan lists its configurations itself; give --plan or --set "
@@ -542,7 +544,7 @@ def run(args) -> int:
     # a wrong extension, a missing folder, or --out naming the plan: before any work
     check_outputs(args, out_types=REPORT_TYPES)
     plan = read_plan(args.plan, base) if args.plan else None     # all rows checked first
-    profile = Profile.load(DEFAULT_PROFILE if args.profile is None else args.profile)
+    profile = load_profile(DEFAULT_PROFILE if args.profile is None else args.profile)
     if plan is not None:
         res = run_plan(plan, profile, baseline=args.baseline, intervals=args.intervals)
     else:

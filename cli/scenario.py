@@ -9,6 +9,7 @@ reference of the scenario language.
 """
 
 from __future__ import annotations
+from runio.inputs import load_scenario
 
 
 def add_parsers(sub) -> None:
@@ -24,7 +25,7 @@ def add_parsers(sub) -> None:
 
 def run(args) -> int:
     from model.scenario import Scenario
-    sc = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
+    sc = load_scenario(args.scenario) if args.scenario is not None else Scenario.default()
     sc = sc.with_overrides(args.sets)
     origin = args.scenario or "the embedded default"
     if args.sets:

@@ -18,7 +18,8 @@ import json
 import math
 import sys
 
-from model.errors import at_least
+from runio.exits import at_least
+from runio.inputs import load_scenario
 
 
 def add_parsers(sub) -> None:
@@ -56,7 +57,7 @@ def run(args) -> int:
         return _fit(args)
     from model import workload
     from model.scenario import Scenario
-    sc = Scenario.from_toml(args.scenario) if args.scenario is not None else Scenario.default()
+    sc = load_scenario(args.scenario) if args.scenario is not None else Scenario.default()
     sc = sc.with_overrides(args.sets)
     if args.hot_records < 1:
         raise InputError("must be at least 1", field="--hot-records")
@@ -131,10 +132,11 @@ def _fit(args) -> int:
     if not 0 <= args.theta <= 5:
         raise InputError("must be within [0, 5]", field="--theta")
     if args.out is not None:
-        from model.safe_io import output_path, output_type
+        from runio.safe_io import output_path, output_type
         output_type(args.out, (".toml",))
         output_path(args.out, "--out", args.runs)
-    obs = wf.read_observations(args.runs)
+    from runio.inputs import read_observations
+    obs = read_observations(args.runs)
     kw = dict(partition=args.partition)
     main = wf.fit(obs, theta=args.theta, fit_on=args.fit_on, **kw)
     cross = {}
@@ -147,7 +149,7 @@ def _fit(args) -> int:
         + ([f"--out {args.out}"] if args.out else []))
     if args.out:
         text = wf.profile_toml(main, command=command, runs=list(args.runs), cross=cross)
-        from model.safe_io import write_text
+        from runio.safe_io import write_text
         write_text(args.out, text)
         print(f"profile written to {args.out}", file=sys.stderr)
 
