@@ -40,7 +40,7 @@ from model.profile import Profile
 from model.scenario import Scenario
 
 from .results import PredictionResult, RotationResult
-from runio.inputs import load_profile, load_scenario
+from runio import inputs as _files
 
 __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
            "sweep_plan", "rotation", "RotationResult",
@@ -63,7 +63,7 @@ def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,
     elif isinstance(source, Mapping):
         sc = Scenario.from_mapping(source, source="<mapping>")
     elif isinstance(source, str):
-        sc = load_scenario(source)
+        sc = _files.load_scenario(source)
     else:
         raise InputError(f"expected a Scenario, a TOML path or a mapping, got "
                          f"{type(source).__name__}", field="scenario")
@@ -77,7 +77,7 @@ def load_profile(source: Profile | str | None = None) -> Profile:
     TOML file path, or a Profile."""
     if isinstance(source, Profile):
         return source
-    return load_profile(source or DEFAULT_PROFILE)
+    return _files.load_profile(source or DEFAULT_PROFILE)
 
 
 def predict(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
