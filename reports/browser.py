@@ -93,7 +93,6 @@ class CheckResult:
         return "\n".join(lines)
 
 
-
 _WAIT_JS = """
 new Promise(function (resolve) {
   var t0 = performance.now();
@@ -116,6 +115,8 @@ new Promise(function (resolve) {
     } else { setTimeout(poll, 25); }
   })();
 })
+"""
+
 
 def check_report(path: str | Path, *, screenshot: str | Path | None = None,
                  chromium: str | None = None, timeout: float = 60.0,

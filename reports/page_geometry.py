@@ -157,7 +157,7 @@ class PageGeometry:
 
 
 def page_geometry(info: dict) -> PageGeometry:
-    """The geometry :data:`GEOMETRY_JS` measured (its JSON, parsed) as dataclasses."""
+    """The dataclasses of what :data:`GEOMETRY_JS` measured (its answer, parsed)."""
     figs = []
     for f in info["figures"]:
         figs.append(FigureGeometry(
@@ -173,9 +173,7 @@ def page_geometry(info: dict) -> PageGeometry:
             markers=[Marker(m["trace"], m["kind"], m["cx"], m["cy"], Box.of(m["box"]),
                             Box.of(m["area"]), m["clipped"], m["hidden"])
                      for m in f["markers"]]))
-
-
-"""
+    return PageGeometry(info["width"], figs, info["text"])
 
 
 # Measures the drawn page two animation frames after every figure is drawn
