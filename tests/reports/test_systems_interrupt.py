@@ -1,6 +1,6 @@
 """Ctrl-C in ``python -m reports.systems`` exits 130 with no traceback (issue 43).
 
-The pages' cross-validation (:func:`reports.systems.cv_rows`) runs
+The pages' cross-validation (:func:`calibrate.systems_pages.cv_rows`) runs
 :func:`calibrate.cv.cross_validate`, which takes Ctrl-C itself and returns
 the folds finished so far (``partial``), for its own command's partial
 output. The page went on with that: with no fold finished, ``res.profiles[0]``
@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from model.systems import SYSTEMS
+from calibrate import systems_pages
 from reports import systems as RS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +40,7 @@ def test_ctrl_c_during_the_refits_stops_the_report(name, tmp_path, monkeypatch, 
 
 
 def test_an_uninterrupted_cross_validation_still_makes_the_page(tmp_path):
-    rows, res = RS.cv_rows(SYSTEMS["morphling-c"])
+    rows, res = systems_pages.cv_rows(SYSTEMS["morphling-c"])
     assert not res.partial and res.profiles and rows
     assert any(r["held_out"] for r in rows)
 

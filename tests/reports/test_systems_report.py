@@ -1,4 +1,5 @@
-"""Per-system pages (reports.systems): measured points on the predicted curves.
+"""Per-system pages (reports.systems; computed by calibrate.systems_pages, rendered by
+reports.system_page): measured points on the predicted curves.
 
 The four reference systems' pages are built once per module (about 1 s
 each); the checks read the figure JSON back out of the sections.
@@ -15,7 +16,10 @@ import pytest
 from model.profile import Param, Profile
 from model.systems import SYSTEMS
 from model.systems.base import System
+from calibrate import systems_pages as pages
+from reports import system_curves, system_page
 from reports import systems as RS
+from reports.page import render, write
 from reports.browser import check_report
 
 from report_samples import CHROMIUM, needs_chromium
@@ -49,10 +53,10 @@ def built(tmp_path_factory):
     for name in NAMES:
         sysm = SYSTEMS[name]
         prof = sysm.profile()
-        rows = RS.curves(name)
-        sections = RS.system_sections(sysm, rows, prof, cv=RS.cv_rows(sysm))
-        path = RS.write(out_dir / f"{name}.html",
-                        RS.render(sections, f"System report: {name}", subtitle=sysm.description))
+        rows = pages.curves(name)
+        sections = system_page.system_sections(sysm, rows, prof, cv=pages.cv_rows(sysm))
+        path = write(out_dir / f"{name}.html",
+                     render(sections, f"System report: {name}", subtitle=sysm.description))
         res[name] = (rows, sections, path)
     return res
 
@@ -118,14 +122,14 @@ def test_every_axis_title_carries_a_unit(built, name):
 
 
 def test_axis_titles_name_the_units():
-    assert RS.y_title("kops") == "throughput (Kops)"
-    assert RS.y_title("ops/s") == "throughput (ops/s)"
-    assert RS.y_title("qps") == "throughput (QPS)"
-    assert RS.y_title("latency_mean_us") == "mean latency (µs)"
-    assert RS.y_title("requests").endswith("(requests)")
-    assert RS.x_title("client threads") == "client threads (threads)"
-    assert RS.x_title("server cores") == "server cores (cores)"
-    assert RS.x_title("connections").endswith("(connections)")
+    assert system_curves.y_title("kops") == "throughput (Kops)"
+    assert system_curves.y_title("ops/s") == "throughput (ops/s)"
+    assert system_curves.y_title("qps") == "throughput (QPS)"
+    assert system_curves.y_title("latency_mean_us") == "mean latency (µs)"
+    assert system_curves.y_title("requests").endswith("(requests)")
+    assert system_curves.x_title("client threads") == "client threads (threads)"
+    assert system_curves.x_title("server cores") == "server cores (cores)"
+    assert system_curves.x_title("connections").endswith("(connections)")
 
 
 def test_measured_dots_share_colour_and_dashes_start_at_last_measured_point(built):
@@ -195,11 +199,11 @@ def test_mechanism_text_names_the_cause(built, name, word):
 
 def test_place_measured_converts_units_and_names_series():
     row = {"read_mode": "raft", "conns_per_client": "3", "client_machines": "2"}
-    assert RS.place_measured("morphling_go", row, "latency_ns", 677804.0) == \
+    assert system_curves.place_measured("morphling_go", row, "latency_ns", 677804.0) == \
         ("raft", 6.0, "latency_us", pytest.approx(677.804))
     row = {"runtime": "tokio", "server_cores": "4", "connections": "1200"}
-    assert RS.place_measured("runtimes_curves", row, "qps", 5.0) == ("tokio 4c", 1200.0, "y", 5.0)
-    assert RS.place_measured("runtimes_limited", row, "qps", 5.0) is None
+    assert system_curves.place_measured("runtimes_curves", row, "qps", 5.0) == ("tokio 4c", 1200.0, "y", 5.0)
+    assert system_curves.place_measured("runtimes_limited", row, "qps", 5.0) is None
 
 
 def _fake_system(evil: str) -> tuple[System, list[dict], Profile]:
@@ -214,10 +218,10 @@ def _fake_system(evil: str) -> tuple[System, list[dict], Profile]:
 def test_labels_are_escaped(tmp_path):
     evil = "<script>alert(1)</script>"
     sysm, pred, prof = _fake_system(evil)
-    html_text = RS.system_page(sysm, pred, prof)
+    html_text = pages.system_page(sysm, pred, prof)
     assert evil not in html_text
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html_text      # header, tables
-    sections = RS.system_sections(sysm, pred, prof)
+    sections = system_page.system_sections(sysm, pred, prof)
     (fig, _), = _figures(sections, "curves")
     assert all("<script>" not in t["name"] for t in fig["data"])
     assert any(t["name"].startswith("&lt;script&gt;") for t in fig["data"])

@@ -11,7 +11,7 @@ import pytest
 
 from runio.kinds import detect
 from model.systems import SYSTEMS
-from reports.systems import curves
+from calibrate.systems_pages import curves
 from model.systems import morphling, runtimes, threads
 from cli.main import main
 from runio.inputs import load_profile
