@@ -25,14 +25,16 @@ __all__ = ["njit", "prange", "register_jitable", "cache_dir", "one_thread"]
 def cache_dir() -> str:
     """``$NUMBA_CACHE_DIR``, else ``$KVPERF_CACHE_DIR/analytic-<digest>``
     (default ``~/.cache/kvperf``)."""
-    here = Path(__file__).parent
+    # every module of the solver's folder (the compiled ones, and those whose
+    # constants they compile in): a module split off later cannot be left out
+    here = sorted(Path(__file__).parent.glob("*.py"))
     return compiled_cache_dir("analytic", (
-        here / "analytic.py", here / "latency_tail.py", here / "bracket.py", Path(__file__), Path(clients.__file__), Path(lsm.__file__),
-        Path(network.__file__), Path(service.__file__)))
+        *here, Path(clients.__file__), Path(lsm.__file__), Path(network.__file__),
+        Path(service.__file__)))
 
 
-# set before analytic.py defines its compiled functions (their cache paths are
-# fixed when they are defined)
+# set before the solver's modules define their compiled functions (their cache
+# paths are fixed when they are defined)
 numba.config.CACHE_DIR = cache_dir()
 # numba's built-in work queue for the batch's threads, not GNU OpenMP: a
 # process that has run an OpenMP parallel region cannot fork() (the fit's
