@@ -17,7 +17,7 @@ from ._jit import njit
 from .bracket import illinois_step
 from .mechanisms import C_STOPEV, C_STOPS, C_WALEV, block_gather, budget_us, tail_overflow
 from .packing import (K_DUP, K_S, K_U, R_CPU, R_CV2, R_E, R_FLOOR, R_GAP, R_HIT, R_HIT_RTT, R_K,
-                      R_MISS_RTT, R_N, R_SEND, R_STRICT, R_SYNCUS, R_T, R_WAL, R_WIRE,
+                      R_MISS_RTT, R_N, R_PERIOD, R_SEND, R_STRICT, R_SYNCUS, R_T, R_WAL, R_WIRE,
                       V_HELD, V_LOST, V_Q, V_R, W_S, W_WF)
 from .stations import _residence
 
@@ -59,7 +59,7 @@ def _worker_blocks(rs, cyc_i, wf, free, rate, room, lite, any_stall, syncs_per_w
     the ``free`` threads arriving at ``rate`` into the buffer's ``room``."""
     T = rs[R_T]
     budget = budget_us(T, rs[R_MISS_RTT])
-    period = rs[R_SEND] + T
+    period = rs[R_PERIOD]
     wal = rs[R_WAL] > 0.0
     held = 0.0
     drop = 0.0
@@ -113,7 +113,7 @@ def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs
     f = (N - 1.0) / N if N > 1.0 else 0.0
     T = rs[R_T]
     K = rs[R_K]
-    period = rs[R_SEND] + T
+    period = rs[R_PERIOD]
     fixed = rs[R_FLOOR] + rs[R_GAP]
     cv2 = rs[R_CV2]
     lost = 0.0

@@ -30,7 +30,7 @@ from ..rack.service import run_average_cost
 (R_N, R_T, R_SEND, R_HIT_RTT, R_MISS_RTT, R_HIT, R_CPU, R_CCORES, R_K, R_WIRE, R_FLOOR, R_GAP,
  R_IP, R_SP, R_CORES, R_CTX, R_TXN, R_MACH, R_EVICT, R_E, R_EB, R_MEMB, R_FN, R_MX, R_FIXED,
  R_FWF, R_SLOWBPU, R_COMPACTS, R_WAMP, R_WAL, R_WALBASE, R_WALPER, R_DISK, R_SYNCB, R_SYNCUS,
- R_CV2, R_STRICT, R_NCOL) = range(38)
+ R_CV2, R_STRICT, R_PERIOD, R_NCOL) = range(39)
 # ---- per-worker inputs (WS columns) ----
 W_S, W_WF, W_A, W_EV, W_MACH, W_NRUN, W_NCOL = range(7)
 # ---- per-rack outputs (RO columns) ----
@@ -88,6 +88,9 @@ def pack(spec: RackSpec) -> tuple[np.ndarray, np.ndarray]:
     rs[R_SYNCUS] = ls.sync_block_us
     rs[R_CV2] = sv.cv ** 2
     rs[R_STRICT] = 1.0 if c.retry == cl_mech.RETRY_STRICT else 0.0
+    # send + timeout, as the clients' mechanism defines it (compiled code
+    # cannot take a ClientSpec, so its value travels in the row)
+    rs[R_PERIOD] = cl_mech.retry_period_us(c)
     m = spec.servers
     ws = np.zeros((m, W_NCOL))
     ws[:, W_S] = per_worker(pl, "shares")

@@ -31,7 +31,7 @@ from .mechanisms import (C_BUSY, C_COMP, C_DISK, C_SLOW, C_STOP, C_STOPF, C_WAL,
 from .packing import (K_A, K_DUP, K_EXTRA, K_LAM, K_MACH, K_OPN, K_RUN, K_S, K_STRT, K_U, K_W,
                       K_WFRAC, R_CCORES, R_CORES, R_COMPACTS, R_CPU, R_CTX, R_CV2, R_DISK, R_E,
                       R_EB, R_EVICT, R_FIXED, R_FLOOR, R_FN, R_FWF, R_GAP, R_IP, R_K, R_MEMB,
-                      R_MISS_RTT, R_MX, R_N, R_SEND, R_SLOWBPU, R_SP, R_STRICT, R_SYNCUS, R_T,
+                      R_MISS_RTT, R_MX, R_N, R_PERIOD, R_SLOWBPU, R_SP, R_STRICT, R_SYNCUS, R_T,
                       R_TXN, R_WAL, R_WALBASE, R_WALPER, R_WAMP, W_A, W_EV, W_NRUN, W_S, W_WF)
 
 #: Sweeps of the workers' duplicate load at most (the least fixed point, from none).
@@ -214,7 +214,7 @@ def _duplicates(X, rs, ws, wk, cyc, mt, n_mach):
     f = (N - 1.0) / N if N > 1.0 else 0.0
     K = rs[R_K]
     budget = budget_us(rs[R_T], rs[R_MISS_RTT])
-    period = rs[R_SEND] + rs[R_T]
+    period = rs[R_PERIOD]
     fixed = rs[R_FLOOR] + rs[R_GAP]
     cv2 = rs[R_CV2]
     # a thread whose timer fired still waits for a client core to resend
