@@ -22,6 +22,7 @@ from runio.safe_io import atomic_write, read_csv
 from model.profile import Profile
 from runio.kinds import RunKind, detect
 from runio.row_prediction import NOTE, predict_kind_rows, rack_size, row_racks
+from runio.plan_pieces import MIN_PARALLEL_ROWS, balanced, even, pieces, rows_per_piece, solves_per_rack
 from runio.inputs import load_profile
 
 
@@ -53,8 +54,8 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
     else:
         order = sorted(range(len(rows)),
                        key=lambda i: max(map(rack_size, needs[i]), default=(0,)))
-        solves = _solves(profile, intervals)
-        step = chunk or _rows_per_piece(solves, needs)
+        solves = solves_per_rack(profile, intervals)
+        step = chunk or rows_per_piece(solves, needs)
         # worker processes pay off from a few hundred rows (a fork and the
         # solver's fixed cost per step); a short file stays in this process
         jobs = jobs if len(rows) >= 2 * MIN_PARALLEL_ROWS else 1
@@ -66,23 +67,23 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
         # cut further, into equal pieces of about one solver block (``step``
         # rows), so that Ctrl-C keeps every finished piece, not whole quarters
         cap = step if solves > 1 else len(rows)
-        pieces = [p for part in _balanced(order, needs, 2 * jobs)
-                  for even in _even(part, cap)
-                  for p in _pieces(even, needs, len(even), solves)]
+        cut = [p for part in balanced(order, needs, 2 * jobs)
+               for part_even in even(part, cap)
+               for p in pieces(part_even, needs, len(part_even), solves)]
     else:
-        pieces = _pieces(order, needs, step, solves)
-    if jobs > 1 and kind.rack is not None and len(pieces) > 1:
-        yield from _parallel_pieces(kind, rows, pieces, profile, source, progress, intervals,
+        cut = pieces(order, needs, step, solves)
+    if jobs > 1 and kind.rack is not None and len(cut) > 1:
+        yield from _parallel_pieces(kind, rows, cut, profile, source, progress, intervals,
                                     jobs, needs)
         return
-    last_piece = {s: n for n, part in enumerate(pieces) for i in part for s in needs[i]}
+    last_piece = {s: n for n, part in enumerate(cut) for i in part for s in needs[i]}
     evict: dict[int, list] = {}                  # piece -> racks no later piece needs
     for s, piece in last_piece.items():
         evict.setdefault(piece, []).append(s)
     solved: dict = {}
     with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
         a = 0
-        for n, part in enumerate(pieces):
+        for n, part in enumerate(cut):
 
             def moved(done: int, total: int, a=a, part=part) -> None:
                 # racks solved within the piece, shown as a share of its rows, so
@@ -101,9 +102,6 @@ def predict_rows(kind: RunKind, rows: list[dict[str, str]], profile: Profile,
             b.refresh()
 
 
-#: a piece solved in parallel has at least this many rows (fewer: the solver's
-#: fixed cost per step outweighs the second core)
-MIN_PARALLEL_ROWS = 64
 
 
 #: worker side of the progress channel: set in the parent before the pool
@@ -195,101 +193,6 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
                 proc.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
         _PROGRESS_QUEUE = _NEEDS = None
-
-
-#: A piece's racks x solves x largest population at most this: the solver
-#: pads every rack of a batch to its largest population (the throughput
-#: history X(1..N) of each), and 512 racks of up to 941,799 clients took
-#: 12 GB in a full-range plan without intervals. 2^24 keeps each such array
-#: near 128 MB.
-PIECE_CELLS = 1 << 24
-
-
-def _solves(profile: Profile, intervals: bool) -> int:
-    """Solves per rack: the centre, and each sigma point with intervals."""
-    from model.intervals import sigma_profiles
-    return 1 + (len(sigma_profiles(profile)[0]) if intervals else 0)
-
-
-def _rows_per_piece(solves: int, needs: list[list]) -> int:
-    """Rows whose racks fill about one block of :func:`model.intervals.solve_grid`
-    (512 rack solves over the centre and the sigma points)."""
-    per_row = max(1.0, sum(map(len, needs)) / max(len(needs), 1))
-    return max(1, int(512 / solves / per_row))
-
-
-def _pieces(order: list[int], needs: list[list], step: int, solves: int) -> list[list[int]]:
-    """``order`` cut into pieces of at most ``step`` rows, and fewer where
-    their racks' padded populations pass :data:`PIECE_CELLS` (one row at
-    least)."""
-    pieces: list[list[int]] = []
-    part: list[int] = []
-    racks: set = set()
-    top = 0
-    for i in order:
-        more = racks | set(needs[i])
-        big = max([top] + [_clients(s) for s in needs[i]])
-        if part and (len(part) >= step or len(more) * solves * big > PIECE_CELLS):
-            pieces.append(part)
-            part, more, big = [], set(needs[i]), max([0] + [_clients(s) for s in needs[i]])
-        part.append(i)
-        racks, top = more, big
-    if part:
-        pieces.append(part)
-    return pieces
-
-
-#: a row's estimated solving cost, (1 + clients / COST_CLIENTS) x (1 +
-#: servers / COST_SERVERS): fitted (rms log error 0.32) to the time per row
-#: of each servers x clients group of the 1,000-row plan of
-#: benchmarks/bench_predict.py in one process, 0.9 ms at 1 server and 32
-#: clients to 21 ms at 64 servers and 1,024 (more clients: more steps and
-#: packet loss; more servers: more stations).
-COST_CLIENTS, COST_SERVERS = 45.0, 60.0
-
-
-def _cost(scenarios: list) -> float:
-    """Estimated cost of solving a row's racks (:data:`COST_CLIENTS`)."""
-    worst = 1.0
-    for sc in scenarios:
-        try:
-            c, s = int(sc.clients.threads), int(sc.servers.count)
-        except AttributeError:                  # not a rack scenario
-            continue
-        worst = max(worst, (1.0 + c / COST_CLIENTS) * (1.0 + s / COST_SERVERS))
-    return worst
-
-
-def _even(part: list[int], step: int) -> list[list[int]]:
-    """``part`` cut into the fewest pieces of at most ``step`` rows, of about
-    equal size (not full pieces and a small rest)."""
-    n = max(1, math.ceil(len(part) / max(step, 1)))
-    size = math.ceil(len(part) / n)
-    return [part[i:i + size] for i in range(0, len(part), size)]
-
-
-def _balanced(order: list[int], needs: list[list], parts: int) -> list[list[int]]:
-    """``order`` cut into ``parts`` runs of about equal estimated cost
-    (:func:`_cost`), each of at least :data:`MIN_PARALLEL_ROWS` rows."""
-    cost = [_cost(needs[i]) for i in order]
-    total = sum(cost)
-    parts = max(1, min(parts, len(order) // MIN_PARALLEL_ROWS))
-    out: list[list[int]] = [[]]
-    acc = 0.0
-    for i, c in zip(order, cost):
-        if (acc >= total * len(out) / parts and len(out) < parts
-                and len(out[-1]) >= MIN_PARALLEL_ROWS):
-            out.append([])
-        out[-1].append(i)
-        acc += c
-    return out
-
-
-def _clients(sc) -> int:
-    try:
-        return int(sc.clients.threads)
-    except AttributeError:                  # not a rack scenario
-        return 0
 
 
 def format_value(v: Any) -> str:
