@@ -3,7 +3,7 @@ here for the tests and the soak, which have always imported it from here)."""
 
 from model.scenario_space import (DIMENSIONS, FAST, FULL, P_DEFAULT,  # noqa: F401
                                   WORKLOAD_PROFILES, declared, random_scenarios,
-                                  scenario_from_unit, _number)
+                                  scenario_from_unit)
 
 __all__ = ["DIMENSIONS", "FAST", "FULL", "P_DEFAULT", "WORKLOAD_PROFILES", "declared",
            "random_scenarios", "scenario_from_unit"]

@@ -25,7 +25,7 @@ from calibrate.plan import expand, load_plan
 from calibrate.runs_io import load_runs
 from model.errors import InputError
 from model.rack import compile_rack
-from runio.row_prediction import _located, predict_kind_rows
+from runio.row_prediction import predict_kind_rows, row_racks
 from model.scenario import Scenario
 from model.workload_sources import load_source
 
@@ -134,8 +134,7 @@ def _runs(path: str) -> None:
     prediction of a rows that are not racks (closed forms, quick)."""
     kind, rows = load_runs(path)
     if kind.rack is not None:
-        for row in rows:
-            _located(lambda: kind.rack.scenarios(row), row, path)
+        row_racks(kind, rows, path)
     else:
         predict_kind_rows(kind, rows[:2], load_profile(kind.profile), path, intervals=False)
 
