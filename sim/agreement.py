@@ -24,20 +24,10 @@ Exit 0 only when no answer is non-finite, none breaks Little's law, none
 takes longer than ``--limit`` seconds (either engine), and at most 5 % of
 the scenarios disagree unnamed; else 1.
 
-How long a simulation runs (:func:`plan_seconds`), unless ``--seconds``
-fixes it: long enough that 200,000 requests complete at the analytic
-throughput, and, where a packet can be lost (a lossy wire, or a receive
-buffer smaller than the other threads) or a reply can be late, 30 timeouts,
-so the threads asleep after a loss and their resends reach their steady
-state; at least 2 simulated seconds, at most what the wall-time budget
-(``--sim-wall``, 7 s) allows at the speed the first chunk ran. The first
-10 % of the horizon is a warm-up the statistics leave out (the rack starts
-empty and no timer fires before one timeout has passed). The simulator's
-own sampling error is estimated by batch means over the statistics chunks
-(``sim_rel_se``, in the CSV). As in :func:`sim.run.run_config`, the
-load-dependent inputs (idle penalty, WAL-switch block length) are updated
-from what each simulated second measured, and the simulation starts from the
-analytic answer's utilisations (:func:`sim.dynamics.initial_load`).
+How long each simulation runs and how it is bounded in time is
+:mod:`sim.agreement_simulation`'s; the checks on the two answers are
+:mod:`sim.agreement_checks`'s. This module runs one scenario
+(:func:`check_one`), the sample (:func:`run`) and the command.
 """
 
 from __future__ import annotations
@@ -48,391 +38,31 @@ import math
 import os
 import sys
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from model.errors import InputError
-from model.prediction import Prediction, no_goodput
+from model.prediction import Prediction
 from model.profile import Profile
 from model.rack import RackSpec, compile_rack
-from model.rack.clients import no_completion
 from model.scenario_space import DIMENSIONS, FAST, FULL, scenario_from_unit
 from runio.inputs import load_profile
 
-#: throughputs agree when the larger is within this factor of the smaller
-AGREE = 1.10
+from .agreement_checks import AGREE, agree, caveat_names, inconclusive, little, nonfinite
+from .agreement_simulation import (LIMIT_S, SIM_WALL_S, SimInfo, plan_seconds,
+                                   simulate_bounded, simulate_for_check)
+
+__all__ = ["run", "check_one", "passed", "summary", "main", "SimInfo", "plan_seconds",
+           "simulate_for_check", "simulate_bounded", "inconclusive", "nonfinite", "little",
+           "agree", "caveat_names"]
+
 #: the share of scenarios that may disagree without a named caveat
 UNNAMED_SHARE = 0.05
-#: seconds either engine may take per scenario
-LIMIT_S = 10.0
-#: wall seconds a simulation may plan for (below LIMIT_S: the first chunk's speed is a guess)
-SIM_WALL_S = 7.0
-#: requests a simulation should complete (sampling error about 1/sqrt of that, times
-#: the correlation of a closed loop's cycles)
-TARGET_REQUESTS = 200_000
-#: timeouts a simulation should span where packets can be lost or replies be late
-TIMEOUTS = 30
-MIN_SECONDS = 2.0
-MAX_SECONDS = 1e5
-CHUNKS = 40
-#: a simulation this noisy (relative standard error of its throughput) runs on
-#: where the wall budget allows, up to EXTEND times its planned horizon
-TARGET_SE = 0.03
-EXTEND = 16.0
-WARMUP = 0.1
-
-#: a simulation noisier than this (relative standard error of its throughput)
-#: cannot judge a 10 % difference: inconclusive
-NOISY_SE = 0.10
-#: the analytic write-stop share from which an unreachable stop makes it inconclusive
-LSM_STOP = 0.01
-#: timeouts a run must span where the analytic threads spend TIMEOUT_SHARE of
-#: their time waiting them out (two are warm-up), else it is inconclusive
-UNREACHED_TIMEOUTS = 3.0
-TIMEOUT_SHARE = 0.05
 #: seconds kept back from the limit for the fork and the answer's way back
 HARD_MARGIN_S = 0.3
 
 SPACES = {"fast": FAST, "full": FULL}
-
-
-# ---------------------------------------------------------------- the simulation
-def _timeouts_matter(spec: RackSpec, x_mops: float) -> bool:
-    """Can a thread wait out a timeout here: a lossy wire, a receive buffer
-    smaller than the other threads (it can overflow), or a timeout within a
-    few hundred round trips (a reply can be late)?"""
-    c = spec.clients
-    if not math.isfinite(c.timeout_us) or c.timeout_us >= 1e11:
-        return False
-    if spec.network.loss_rate > 0 or spec.network.buffer_pkts < c.threads - 1:
-        return True
-    r = c.threads / x_mops if x_mops > 0 else math.inf
-    return c.timeout_us < 100.0 * min(r, 1e12)
-
-
-def plan_seconds(spec: RackSpec, x_mops: float) -> float:
-    """Simulated seconds wanted for ``spec`` at an expected throughput
-    ``x_mops`` (before the wall-time cap): see the module docstring."""
-    want = MIN_SECONDS
-    if x_mops > 0 and math.isfinite(x_mops):
-        want = max(want, TARGET_REQUESTS / (x_mops * 1e6))
-    if _timeouts_matter(spec, x_mops):
-        want = max(want, TIMEOUTS * (spec.clients.timeout_us + spec.clients.send_us) / 1e6)
-    return min(want, MAX_SECONDS)
-
-
-@dataclass
-class SimInfo:
-    planned_s: float = 0.0          # simulated seconds wanted
-    seconds: float = 0.0            # simulated seconds run (warm-up included)
-    window_s: float = 0.0           # the statistics window
-    rel_se: float = math.nan        # batch-means standard error of throughput, relative
-    capped: bool = False            # the wall-time budget shortened the horizon
-    extended: int = 0               # doublings of the horizon to bring the noise down
-    chunk_mops: list = field(default_factory=list)
-
-
-def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
-                       seconds: float | None = None, wall_s: float = SIM_WALL_S,
-                       ) -> tuple[Prediction, SimInfo]:
-    """The fast simulator's prediction of ``spec`` over a horizon long enough
-    to compare with ``analytic`` (:func:`plan_seconds`, or ``seconds``), its
-    first 10 % left out as warm-up; the data of the whole run spread over
-    the horizon as :func:`sim.run.simulate` does."""
-    from . import counters
-    from .config import rack_config
-    from .dynamics import RackDynamics, load_of
-    from .run import SimResult, _make_engine, _prediction, _timeline_row, _whole_run_scale
-
-    info = SimInfo()
-    why = no_completion(spec.clients, spec.placement.hit_ratio)
-    if why:
-        return no_goodput(spec, "sim", why), info
-    x_a = float(analytic.throughput_mops)
-    fixed = seconds is not None
-    H = float(seconds) if fixed else plan_seconds(spec, x_a)
-    info.planned_s = H
-    cfg = rack_config(spec)
-    initial = load_of(spec, analytic)
-    x0 = initial[2] if initial[2] > 0 else None
-    dyn = RackDynamics(spec, cfg, data_scale=_whole_run_scale(spec, H, x0), initial=initial)
-    t0 = time.perf_counter()
-    eng = _make_engine(cfg, seed, "fast")
-    chunks: list[tuple[float, float, dict]] = []      # (start, end, counters) in us
-    t_us = 0.0
-    acc_span, acc_busy, acc_writes = 0.0, 0.0, 0.0
-    # a short first chunk, then steps that reach the horizon in CHUNKS chunks;
-    # unless --seconds fixes it, the horizon shrinks to what the wall budget
-    # allows at the speed of the latest chunk (the first chunk touches the
-    # queues' memory, and a rack whose threads soon sleep out timeouts runs
-    # slower at first than later), never below what has been run
-    # a tiny first chunk (about 2,000 requests, at most 20 ms: its wall time
-    # is the first estimate of the speed), then steps that reach the horizon
-    # in CHUNKS chunks
-    first = min(0.02, 2000.0 / (x_a * 1e6)) if x_a > 0 else 0.02
-    step = min(H / CHUNKS, max(1e-3, first)) * 1e6
-    target = H                        # the horizon wanted (planned, or extended)
-    while t_us < H * 1e6 - 1e-6:
-        nxt = min(H * 1e6, t_us + step)
-        if not fixed and nxt >= H * 1e6 - 1e-6 and len(chunks) >= CHUNKS // 2:
-            # the last chunk is next: where the simulation is still too noisy
-            # to measure its own mean and the wall budget allows it, run on
-            # (the horizon doubles, at most EXTEND times the plan)
-            se = _rel_se(chunks, _warm_s(spec, x_a, H), H)
-            spent = time.perf_counter() - t0
-            if (not (se <= TARGET_SE) and H < EXTEND * info.planned_s
-                    and spent * 1.1 < wall_s - spent):
-                H *= 2.0
-                target = H
-                dyn.data_scale = _whole_run_scale(spec, H, x0)
-                info.extended += 1
-                nxt = min(H * 1e6, t_us + step)
-        w0 = time.perf_counter()
-        c = eng.run_until(nxt)
-        if nxt < H * 1e6 - 1e-6:
-            eng.carry_over(c)         # a service crossing the boundary is split at it
-        rate = (time.perf_counter() - w0) / ((nxt - t_us) / 1e6)     # wall s per simulated s
-        chunks.append((t_us, nxt, c))
-        # the load-dependent inputs move once per simulated second at least,
-        # from what that second measured (as sim.run.run_config's chunks of
-        # one second do): a short chunk's few writes would make a noisy
-        # machine write rate, and from it a long WAL-switch block
-        acc_span += nxt - t_us
-        acc_busy = acc_busy + c["busy"]
-        acc_writes = acc_writes + c["writes"]
-        if acc_span >= 1e6 - 1e-3:
-            dyn.update(acc_span, acc_busy, acc_writes)
-            acc_span, acc_busy, acc_writes = 0.0, 0.0, 0.0
-        t_us = nxt
-        left = wall_s - (time.perf_counter() - t0)
-        if not fixed:
-            # unless --seconds fixes it, the horizon shrinks to what the wall
-            # budget allows at the speed of the latest chunk, never below what
-            # has been run (the first chunk touches the queues' memory, and a
-            # rack whose threads soon sleep out timeouts runs slower at first)
-            reach = t_us / 1e6 + max(left, 0.0) / max(rate, 1e-12)
-            H_new = max(min(target, reach), t_us / 1e6)
-            if H_new != H:
-                H = H_new
-                dyn.data_scale = _whole_run_scale(spec, H, x0)
-        if not info.extended and len(chunks) < CHUNKS:
-            step = max((H * 1e6 - t_us) / (CHUNKS - len(chunks)), 1.0)
-        # (once extended, or past CHUNKS chunks after the horizon grew back,
-        # the chunks keep their length: more of them); and no chunk is
-        # planned to take more than half the wall time left
-        if not fixed and left > 0:
-            step = max(min(step, 0.5 * left / max(rate, 1e-12) * 1e6), 1.0)
-    info.capped = H < info.planned_s * (1 - 1e-9)
-    warm_s = _warm_s(spec, x_a, H)
-    totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
-    totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
-    totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
-    timeline, span_stat = [], 0.0
-    for a_us, b_us, c in chunks:
-        timeline.append(_timeline_row(b_us / 1e6, b_us - a_us, c, cfg))
-        if a_us >= warm_s * 1e6 - 1e-6 or b_us >= H * 1e6 - 1e-6:
-            for key in totals:
-                totals[key] = totals[key] + c[key]
-            span_stat += b_us - a_us
-            info.chunk_mops.append(c["done"] / (b_us - a_us))
-    wall = time.perf_counter() - t0
-    end = eng.end_state()
-    res = SimResult(span_us=span_stat, totals=totals, end_queued=end["queued"],
-                    end_in_service=end["in_service"], end_in_flight=int(end["in_flight"]),
-                    timeline=timeline, wall_s=wall, engine="fast")
-    pred = _prediction(res, cfg, spec, dyn.data_scale)
-    info.seconds = t_us / 1e6
-    info.window_s = span_stat / 1e6
-    info.rel_se = _rel_se(chunks, warm_s, H)
-    return pred, info
-
-
-def _warm_s(spec: RackSpec, x_a: float, H: float) -> float:
-    """The warm-up of a horizon of ``H`` s: a tenth of it, and where timeouts
-    matter two of them (no timer fires before one has passed), up to 30 %."""
-    warm_s = WARMUP * H
-    if _timeouts_matter(spec, x_a):
-        warm_s = max(warm_s, min(2.0 * spec.clients.timeout_us / 1e6, 0.3 * H))
-    return warm_s
-
-
-def _rel_se(chunks, warm_s: float, H: float) -> float:
-    """Batch-means relative standard error of the throughput over the
-    statistics chunks (NaN with fewer than 4; 0 when none completes anything:
-    a window with no completion at all measures zero exactly)."""
-    xs = np.asarray([c["done"] / (b - a) for a, b, c in chunks
-                     if (a >= warm_s * 1e6 - 1e-6 or b >= H * 1e6 - 1e-6) and b > a])
-    if len(xs) < 4:
-        return math.nan
-    if xs.mean() <= 0:
-        return 0.0
-    return float(xs.std(ddof=1) / math.sqrt(len(xs)) / xs.mean())
-
-
-def _child(conn, spec, analytic, seed, seconds, wall_s) -> None:
-    try:
-        conn.send(("ok",) + simulate_for_check(spec, analytic, seed=seed, seconds=seconds,
-                                               wall_s=wall_s))
-    except InputError as exc:
-        conn.send(("refused", exc.detail, exc.field))
-    except BaseException as exc:                   # noqa: BLE001 - reported to the parent
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-    finally:
-        conn.close()
-
-
-def simulate_bounded(spec: RackSpec, analytic: Prediction, seed: int = 1,
-                     seconds: float | None = None, wall_s: float = SIM_WALL_S,
-                     hard_s: float = LIMIT_S) -> tuple[Prediction, SimInfo] | None:
-    """:func:`simulate_for_check` in a forked child that is killed after
-    ``hard_s`` wall seconds: None then (the rack is too slow to simulate to
-    a meaningful horizon here). The budget within the simulation
-    (``wall_s``) shortens the horizon from the speed of its chunks, but one
-    chunk of a huge rack -- the first packets of 100,000 threads, say -- can
-    take longer than the whole budget, and a compiled loop cannot be
-    interrupted in-process. Where ``fork`` is not available it runs
-    in-process, unbounded."""
-    import multiprocessing as mp
-    try:
-        ctx = mp.get_context("fork")
-    except ValueError:
-        return simulate_for_check(spec, analytic, seed=seed, seconds=seconds, wall_s=wall_s)
-    rd, wr = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(wr, spec, analytic, seed, seconds, wall_s),
-                       daemon=True)
-    proc.start()
-    wr.close()
-    try:
-        if not rd.poll(hard_s):
-            return None
-        try:
-            msg = rd.recv()
-        except EOFError:
-            raise RuntimeError(f"the simulation died (exit code {proc.exitcode})") from None
-    finally:
-        if proc.is_alive() and not rd.poll(0):
-            proc.kill()
-        proc.join(5.0)
-        if proc.is_alive():
-            proc.kill()
-            proc.join()
-        rd.close()
-    if msg[0] == "refused":
-        raise InputError(msg[1], field=msg[2])
-    if msg[0] == "error":
-        raise RuntimeError(msg[1])
-    return msg[1], msg[2]
-
-
-# ---------------------------------------------------------------- the checks
-def nonfinite(pred: Prediction) -> list[str]:
-    """Outputs that are not finite numbers >= 0 where they must be (the
-    latency and per-run counts may be infinite only when no request
-    completes: ``details["no_goodput"]``)."""
-    out = []
-    stuck = "no_goodput" in pred.details
-    vals = {"throughput_mops": pred.throughput_mops, "cache_hit_ratio": pred.cache_hit_ratio,
-            "stall_fraction": pred.stall_fraction, "send_us": pred.client.send_us}
-    if not stuck:
-        vals.update(pktloss=pred.pktloss, false_pos=pred.false_pos)
-    if pred.throughput_mops > 0:
-        vals["latency_us"] = pred.client.latency_us
-    for k, v in vals.items():
-        if not (isinstance(v, float) and math.isfinite(v) and v >= 0):
-            out.append(f"{k}={v!r}")
-    for i, s in enumerate(pred.servers):
-        for k in ("share", "utilization", "process_us"):
-            v = getattr(s, k)
-            if not (math.isfinite(v) and v >= 0):
-                out.append(f"server {i} {k}={v!r}")
-                break
-    return out
-
-
-def little(pred: Prediction, threads: int) -> list[str]:
-    """Little's law for the closed loop, ``X R = N`` (relative 1e-6). As in
-    tests/robustness/laws.py, a simulated window may see no completion at
-    all (every thread waiting out a timeout longer than the window): no
-    throughput to check it by; the analytic answer must have one."""
-    X, R = pred.throughput_mops, pred.client.latency_us
-    if "no_goodput" in pred.details:
-        return [] if (X == 0 and R == math.inf) else [f"no goodput, yet X={X} R={R}"]
-    if X <= 0:
-        return [] if pred.engine == "sim" else [f"zero throughput without a reason (R={R})"]
-    if abs(X * R - threads) > 1e-6 * threads:
-        return [f"X R = {X * R:.6g} != N = {threads}"]
-    return []
-
-
-def agree(xa: float, xs: float) -> bool:
-    if xa == xs:
-        return True
-    lo, hi = min(xa, xs), max(xa, xs)
-    return lo > 0 and hi / lo <= AGREE
-
-
-def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: SimInfo) -> str:
-    """Why the simulation cannot measure the steady state the analytic answer
-    describes ("" when it can): not a disagreement of the models, and not an
-    agreement either.
-
-    ``noisy: ...``
-        the simulated throughput's own relative standard error (batch means
-        over its statistics chunks, after running on where the wall budget
-        allowed) is above the agreement tolerance, 10 %: the simulation
-        cannot tell a 10 % difference from its own noise;
-    ``lsm-transient: ...``
-        the analytic answer has writes stopped (at least 1 % of the time, by
-        the whole run's memtables: :func:`model.rack.lsm.cycle_stats`), but at
-        the simulated rate the simulation fills fewer than ``maxnum``
-        memtables on every stopping instance -- the stop is a state the run
-        is too short to reach (the simulator's data scale grows the data, not
-        the memtables);
-    ``timeouts-unreached: ...``
-        the analytic threads spend at least 5 % of their time waiting out
-        timeouts, but the simulated run (cut by the wall budget) spans fewer
-        than 3 of them, two of which are warm-up: no thread's sleep and
-        return fits in its statistics.
-    """
-    if "no_goodput" in sim.details and "no_goodput" in analytic.details:
-        return ""
-    se = info.rel_se
-    if not (se <= NOISY_SE):
-        return (f"noisy: the simulated throughput's relative standard error is "
-                f"{'unknown (fewer than 4 statistics chunks)' if math.isnan(se) else f'{100 * se:.0f} %'}"
-                f" over {info.seconds:.3g} simulated s (at most {100 * NOISY_SE:.0f} % to judge)")
-    c = spec.clients
-    share = analytic.details.get("timeout_delay_us_per_request", 0.0) or 0.0
-    share = share * analytic.throughput_mops / c.threads if c.threads else 0.0
-    if (share >= TIMEOUT_SHARE and math.isfinite(c.timeout_us)
-            and info.seconds < UNREACHED_TIMEOUTS * c.timeout_us / 1e6):
-        return (f"timeouts-unreached: the analytic answer has the threads waiting out "
-                f"{c.timeout_us / 1e6:.3g} s timeouts {100 * share:.0f} % of their time, but "
-                f"the simulation ran {info.seconds:.3g} s, fewer than {UNREACHED_TIMEOUTS:g} "
-                "timeouts (two of them warm-up): a thread's sleep and return is a state its "
-                "run is too short to reach")
-    xa, xs = analytic.throughput_mops, sim.throughput_mops
-    stop = np.asarray(analytic.details.get("write_stop_fraction", []) or [], dtype=float)
-    fill = np.asarray(analytic.details.get("memtable_fill_s", []) or [], dtype=float)
-    if (analytic.stall_fraction >= LSM_STOP and xa > 0 and stop.size == fill.size
-            and stop.size > 0):
-        on = (stop > 0) & np.isfinite(fill) & (fill > 0)
-        if on.any():
-            filled = info.seconds * (max(xs, 0.0) / xa) / fill[on]
-            most = float(filled.max())
-            if most < spec.lsm.maxnum:
-                return (f"lsm-transient: the analytic answer has writes stopped "
-                        f"{100 * analytic.stall_fraction:.0f} % of the time, but at the simulated "
-                        f"rate the {info.seconds:.3g} s simulation fills at most {most:.3g} "
-                        f"memtables per instance, fewer than the {spec.lsm.maxnum} that stop "
-                        "writes")
-    return ""
-
-
-def caveat_names(pred: Prediction) -> list[str]:
-    return [c["name"] for c in pred.details.get("caveats", []) or []]
 
 
 # ---------------------------------------------------------------- one scenario
