@@ -1,8 +1,9 @@
 """The root in throughput of each rack, and the compiled batch (the solver's top).
 
-:func:`_root` brackets the root of the balance h (:func:`model.solvers.balance._h`)
-from a guess or from [0, :func:`_upper_bound`] and narrows it by Brent's
-method to ``X_TOL``; :func:`_solve_rack` solves one rack (a lite first
+:func:`_root` finds the root of the balance h
+(:func:`model.solvers.balance._h`): :func:`_bracket` brackets it from a
+guess or from [0, :func:`_upper_bound`], and Brent's method narrows the
+bracket to ``X_TOL``. :func:`_solve_rack` solves one rack (a lite first
 guess, the root, then the jump, saturation and stopped-rack checks at the
 answer) into its output rows; :func:`_solve_batch` solves a batch of racks
 in parallel (numba's ``prange``).
@@ -47,9 +48,9 @@ def _upper_bound(rs, ws):
 
 
 @njit(cache=True)
-def _root(rs, ws, wk, cyc, mt, wo, x0, lite, away_out=False):
-    """(X, top of the final bracket, evaluations): the root of h, bracketed
-    from ``x0`` when it is a guess (> 0), else from [0, an upper bound]."""
+def _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out):
+    """(lo, h(lo), hi, h(hi), evaluations): a bracket of the root of h, from
+    ``x0`` when it is a guess (> 0), else [0, an upper bound]."""
     N = rs[R_N]
     top = _upper_bound(rs, ws)
     lo = 0.0
@@ -90,6 +91,14 @@ def _root(rs, ws, wk, cyc, mt, wo, x0, lite, away_out=False):
         h_lo = N / _evaluate(0.0, rs, ws, wk, cyc, mt, wo, False, lite, away_out)[0]
         h_hi = _h(hi, rs, ws, wk, cyc, mt, wo, lite, away_out)
         evals = 2
+    return lo, h_lo, hi, h_hi, evals
+
+
+@njit(cache=True)
+def _root(rs, ws, wk, cyc, mt, wo, x0, lite, away_out=False):
+    """(X, top of the final bracket, evaluations): the root of h, bracketed
+    from ``x0`` when it is a guess (> 0), else from [0, an upper bound]."""
+    lo, h_lo, hi, h_hi, evals = _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out)
     # Brent's method (zeroin): inverse quadratic or secant steps, bisection
     # whenever they would not shrink the bracket fast enough
     a, fa = lo, h_lo
