@@ -24,19 +24,8 @@ and ``python -m reports check report.html`` (headless Chromium check); see
 
 from __future__ import annotations
 
-
 from .page import (build_report, profile_dict, write_prediction_report, write_sweep_report,
                    write_timeline_report, write_validation_report)
 
 __all__ = ["build_report", "write_prediction_report", "write_sweep_report",
-           "write_validation_report", "write_timeline_report", "profile_dict",
-           "write_system_report"]
-
-
-def __getattr__(name):
-    # Imported on use: `python -m reports.systems` must not find itself
-    # already imported by the package.
-    if name == "write_system_report":
-        from .systems import write_system_report
-        return write_system_report
-    raise AttributeError(name)
+           "write_validation_report", "write_timeline_report", "profile_dict"]

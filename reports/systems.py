@@ -4,7 +4,7 @@ The command's entry only. The pages are computed in
 :mod:`calibrate.systems_pages` (each shows a cross-validation, which refits
 the system's profile: calibration's work) and rendered by
 :mod:`reports.system_page`. The command keeps its name here, where users
-know it; :func:`main` and :func:`write_system_report` hand over to
+know it; :func:`main` hands over to
 calibrate, imported on call so that importing :mod:`reports` never imports
 calibrate (calibrate imports reports to render).
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 from types import ModuleType
 
-__all__ = ["main", "write_system_report"]
+__all__ = ["main"]
 
 
 def _system_pages() -> ModuleType:
@@ -23,11 +23,6 @@ def _system_pages() -> ModuleType:
     # where users run it.
     from calibrate import systems_pages
     return systems_pages
-
-
-def write_system_report(*args, **kwargs):
-    """:func:`calibrate.systems_pages.write_system_report` (``reports.write_system_report``)."""
-    return _system_pages().write_system_report(*args, **kwargs)
 
 
 def main(argv: list[str] | None = None) -> int:
