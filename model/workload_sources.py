@@ -31,6 +31,9 @@ import numpy as np
 from . import keys
 from .errors import InputError
 from runio.safe_io import input_path, load_toml, read_text
+from .workload_blocks import blocks
+from .workload_summary import summary
+from .workload_types import RankSpec, WorkloadResult, stock_spec
 
 PROFILE_DIR = "profiles/workloads"
 ORDERS = ("rank", "scrambled")
@@ -179,7 +182,6 @@ class WorkloadProfile:
         return f"profile {self.name} (its key layout; {workload.distribution} popularity)"
 
     def spec(self, workload):
-        from .workload import RankSpec, stock_spec
         if not self.popularity_applies(workload):
             return stock_spec(workload, layout=self.layout, insertorder=self.insertorder)
         if self.order == "rank":
@@ -261,7 +263,6 @@ class MeasuredWorkload:
         return len(a)
 
     def result(self, workload, switch, n: int, *, hot_records: int = 10_000):
-        from .workload import (WorkloadResult, _blocks, _summary, stock_spec)
         if self.servers != n:
             raise InputError(f"describes {self.servers} servers but the scenario has {n}",
                              source=self.path, field="load_ratio")
@@ -290,12 +291,12 @@ class MeasuredWorkload:
         # generator with the cache size that gives the measured hit ratio, hash
         # partitioned so that every server sees a typical slice (docs/workload.md 4).
         spec = stock_spec(workload)
-        b = _blocks(spec, n, "hash", int(switch.hash_buckets))
+        b = blocks(spec, n, "hash", int(switch.hash_buckets))
         cum = np.cumsum(b.mass)
         cnt = np.cumsum(b.count)
         i = int(np.searchsorted(cum, hit, side="left"))
         k = 0 if hit <= 0 else int(min(cnt[min(i, len(cnt) - 1)], spec.records))
-        s = _summary(spec, n, "hash", int(switch.hash_buckets), k, 1.0, int(hot_records))
+        s = summary(spec, n, "hash", int(switch.hash_buckets), k, 1.0, int(hot_records))
         notes.append(f"per-server skew assumed: the stock {spec.generator} generator with "
                      f"{k:,} cached keys (the measured hit ratio), spread evenly")
         def typical(a):

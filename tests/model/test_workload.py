@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from model import keys, workload as W, workload_fit, workload_sources as ws, ycsb
+from model import workload_blocks as wb, workload_summary as wsum
 from model.errors import InputError
 from runio.inputs import read_observations
 from model.scenario import Scenario, Switch, Workload
@@ -495,26 +496,51 @@ def test_runs_csv_header_is_what_the_fit_reads():
     assert {"system", "servers", "normalized_x", "wait_us", "process_us", "wait_stat"} <= set(cols)
 
 
-def test_disk_cache_round_trip(tmp_path, monkeypatch):
+@pytest.fixture
+def disk_store(tmp_path, monkeypatch):
+    """The on-disk workload store the entry points install, in ``tmp_path``."""
+    from runio import workload_cache
     monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
-    W._summary.cache_clear()
+    previous = W.set_store(workload_cache.DiskStore())
+    yield workload_cache
+    W.set_store(previous)
+
+
+def test_disk_cache_round_trip(tmp_path, disk_store):
+    wsum.summary.cache_clear()
     sc = Scenario.default().updated({"servers.count": 8, "workload.records": 50_000})
     first = W.evaluate_scenario(sc)
     assert len(list(tmp_path.glob("workload-*.npz"))) == 1
-    W._summary.cache_clear()
-    W._blocks.cache_clear()
+    wsum.summary.cache_clear()
+    wb.blocks.cache_clear()
     again = W.evaluate_scenario(sc)
     assert np.array_equal(first.shares, again.shares) and first.hit_ratio == again.hit_ratio
     assert np.array_equal(W.window_hit_fraction(first, 1e4), W.window_hit_fraction(again, 1e4))
     assert not again.shares.flags.writeable
 
 
-def test_the_folded_head_is_kept_on_disk_for_every_server_count(tmp_path, monkeypatch):
+def test_the_model_keeps_nothing_on_disk_unless_a_store_is_installed(tmp_path, monkeypatch):
+    """The domain is pure: without a store its results stay in memory; the
+    entry points install the disk store (runio.workload_cache.install())."""
+    from model import workload_store
+    from runio import workload_cache
+    monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
+    previous = W.set_store(None)
+    try:
+        sc = Scenario.default().updated({"servers.count": 5, "workload.records": 40_000})
+        W.evaluate_scenario(sc)                      # a source no test evaluated before
+        assert list(tmp_path.iterdir()) == []
+        workload_cache.install()
+        assert isinstance(workload_store.get_store(), workload_cache.DiskStore)
+    finally:
+        W.set_store(previous)
+
+
+def test_the_folded_head_is_kept_on_disk_for_every_server_count(tmp_path, monkeypatch, disk_store):
     """The fold (ranks onto key numbers) does not depend on the server count:
     it is stored once, and a new server count reads it back, with the same
     shares as a fold computed afresh."""
-    monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
-    caches = (W._summary, W._blocks, W._stock_fold, W._head_keys)
+    caches = (wsum.summary, wb.blocks, wb.stock_fold, wb.head_keys)
     for f in caches:
         f.cache_clear()
     sc = Scenario.default().updated({"servers.count": 8, "workload.records": 50_000})
@@ -524,8 +550,8 @@ def test_the_folded_head_is_kept_on_disk_for_every_server_count(tmp_path, monkey
     for f in caches:
         f.cache_clear()
     calls = []
-    monkeypatch.setattr(W, "_fold_head", lambda spec: calls.append(spec))
-    monkeypatch.setattr(W.keys, "partition_keys", lambda *a, **k: calls.append(a))
+    monkeypatch.setattr(wb, "fold_head", lambda spec: calls.append(spec))
+    monkeypatch.setattr(keys, "partition_keys", lambda *a, **k: calls.append(a))
     other = W.evaluate_scenario(sc.updated({"servers.count": 12}))   # read from disk
     assert calls == [] and len(list(tmp_path.glob("fold-*.npz"))) == 1
     monkeypatch.undo()
@@ -554,7 +580,7 @@ def test_the_disk_cache_stays_within_its_budget_least_recently_used_out(tmp_path
     and the cache grew to 2.4 GB: it is now kept within BUDGET, the entries
     least recently saved or read removed first."""
     import os
-    from model import workload_cache as wc
+    from runio import workload_cache as wc
     monkeypatch.setenv("KVPERF_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(wc, "BUDGET", 280_000)                     # room for 3 of them
     blob = {"a": np.arange(10_000, dtype=np.int64)}             # about 80 kB uncompressed
@@ -577,16 +603,16 @@ def test_the_disk_cache_stays_within_its_budget_least_recently_used_out(tmp_path
 
 
 def test_hot_order_is_the_lexsort():
-    """_hot's two stable sorts give np.lexsort((-q, server)), ties included."""
+    """hot_mass's two stable sorts give np.lexsort((-q, server)), ties included."""
     rng = np.random.default_rng(4)
     for trial in range(100):
         N, n = int(rng.integers(0, 2000)), int(rng.integers(1, 40))
         q = rng.choice([0.0, -0.0, 0.25, 1.0], N) if trial % 2 else rng.random(N)
         srv = rng.integers(0, n, N)
-        assert np.array_equal(W._by_server_then_mass(q, srv, n), np.lexsort((-q, srv)))
+        assert np.array_equal(wsum.by_server_then_mass(q, srv, n), np.lexsort((-q, srv)))
     srv = rng.integers(0, 40_000, 500)          # past int16: the general stable sort
     q = rng.random(500)
-    assert np.array_equal(W._by_server_then_mass(q, srv, 40_000), np.lexsort((-q, srv)))
+    assert np.array_equal(wsum.by_server_then_mass(q, srv, 40_000), np.lexsort((-q, srv)))
 
 
 def test_scenario_workload_keys_are_declared_and_in_sync():

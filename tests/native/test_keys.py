@@ -60,15 +60,12 @@ def test_fnvhash64_matches_reference():
         assert native.fnvhash64(x) == ref_fnvhash64(x), x
 
 
-def test_fnvhash64_matches_model_workload_if_present():
-    workload = pytest.importorskip("model.workload")
-    if not hasattr(workload, "fnvhash64"):
-        pytest.skip("model.workload has no fnvhash64 yet")
+def test_fnvhash64_and_record_keys_match_the_model():
+    from model import keys, ycsb
     for x in list(range(0, 2000, 7)) + [10**10, 123456789012]:
-        assert native.fnvhash64(x) == workload.fnvhash64(x), x
-    if hasattr(workload, "record_key"):
-        for i in (0, 1, 99, 10**8 - 1):
-            assert native.record_key(i) == workload.record_key(i)
+        assert native.fnvhash64(x) == ycsb.fnvhash64(x), x
+    for i in (0, 1, 99, 10**8 - 1):
+        assert native.record_key(i) == keys.wire_key(i, "kvperf")
 
 
 def test_zipf_ranks_match_reference():

@@ -127,14 +127,15 @@ def test_sampled_keys_match_workload_model_lab_without_cache(profile):
 
 
 def test_partition_is_the_switch_reference_models():
-    """The simulator's partitioning is the switch model's (and the P4 tables')."""
-    from model import switch
-    from model import workload
+    """The simulator's partitioning is the switch model's (and the P4 tables'):
+    this repository's keys, the switch's range mode splitting the populated top
+    32 bits evenly (the workload model's ``range-even``)."""
+    from model import keys, switch
     recs = np.random.default_rng(3).integers(0, 10**8, 2000)
     for n in (1, 3, 16):
-        for mode in ("range", "hash"):
-            got = workload._servers_of(recs, None, n, mode, switch.HASH_BUCKETS)
-            want = [switch.server_of(workload.record_key(int(r)), n, mode) for r in recs]
+        for mode, partition in (("range", "range-even"), ("hash", "hash")):
+            got = keys.servers_of(recs, "kvperf", n, partition, switch.HASH_BUCKETS)
+            want = [switch.server_of(keys.wire_key(int(r), "kvperf"), n, mode) for r in recs]
             assert got.tolist() == want
 
 

@@ -1,10 +1,17 @@
-"""A small on-disk cache for computed workload results (model/workload.py).
+"""The workload model's on-disk store: computed results kept between processes.
 
-Results are keyed by the source text of every module that computes them, so
-a changed model never reads what an older one wrote. ``KVPERF_CACHE_DIR``
-chooses the directory (default ``~/.cache/kvperf``); ``off`` disables it.
-The directory is kept within :data:`BUDGET` bytes, least recently used
-entries first out (an older model's entries go that way too).
+The workload model (:mod:`model.workload`) computes and remembers in memory;
+it keeps results beyond the process only in a store an entry point installs
+(:mod:`model.workload_store`). This is that store, on disk:
+:func:`install` puts it in place, and the command line and the ``kvperf``
+API call it before their first evaluation.
+
+Results are keyed by the source text of every module that computes them
+(:data:`_MODULES`), so a changed model never reads what an older one wrote.
+``KVPERF_CACHE_DIR`` chooses the directory (default ``~/.cache/kvperf``),
+read at every access; ``off`` disables it. The directory is kept within
+:data:`BUDGET` bytes, least recently used entries first out (an older
+model's entries go that way too).
 """
 
 from __future__ import annotations
@@ -12,13 +19,37 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import os
 import re
 
 import numpy as np
 
-_MODULES = ("workload.py", "workload_legacy.py", "ycsb.py", "keys.py", "workload_sources.py",
-            "workload_cache.py")
+#: The modules whose source decides what is stored (package/file).
+_MODULES = ("model/workload.py", "model/workload_types.py", "model/workload_store.py",
+            "model/workload_blocks.py", "model/workload_summary.py", "model/workload_sources.py",
+            "model/ycsb.py", "model/keys.py", "runio/workload_cache.py")
+
+
+def install() -> None:
+    """Keep the workload model's results on disk (:class:`DiskStore`) from now on.
+
+    Call it once, before the first evaluation, from each entry point (the
+    command line's ``main`` and the ``kvperf`` API); calling it again does
+    no harm."""
+    from model.workload_store import set_store
+    set_store(DiskStore())
+
+
+class DiskStore:
+    """The store protocol of :mod:`model.workload_store` over :func:`path_for`,
+    :func:`load` and :func:`save`."""
+
+    def load(self, prefix: str, key: tuple) -> dict | None:
+        return load(path_for(prefix, key))
+
+    def save(self, prefix: str, key: tuple, arrays: dict, *, compress: bool = True) -> None:
+        save(path_for(prefix, key), arrays, compress=compress)
 
 
 def cache_dir() -> str | None:
@@ -29,12 +60,13 @@ def cache_dir() -> str | None:
 @functools.lru_cache(maxsize=1)
 def source_digest() -> str:
     h = hashlib.sha1()
-    here = os.path.dirname(os.path.abspath(__file__))
     for name in _MODULES:
+        package, _, filename = name.partition("/")
         try:
-            with open(os.path.join(here, name), "rb") as fh:
+            folder = os.path.dirname(os.path.abspath(importlib.import_module(package).__file__))
+            with open(os.path.join(folder, filename), "rb") as fh:
                 h.update(fh.read())
-        except OSError:
+        except (OSError, ImportError, TypeError):
             h.update(name.encode())
     return h.hexdigest()
 
