@@ -40,7 +40,7 @@ from model.profile import Profile
 from model.scenario import Scenario
 
 from .results import PredictionResult, RotationResult
-from runio import inputs as _files
+from runio import inputs as _files, workload_cache as _workload_cache
 
 __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
            "sweep_plan", "rotation", "RotationResult",
@@ -48,6 +48,9 @@ __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate
            "DEFAULT_PROFILE"]
 
 DEFAULT_PROFILE = "tofino-testbed"
+
+
+_workload_cache.install()          # workload results kept on disk between sessions
 
 
 def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,

@@ -238,7 +238,8 @@ def run(n: int, seed: int, space: str = "full", seconds: float | None = None, jo
         from concurrent.futures import ProcessPoolExecutor
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"))
+        from runio.workload_cache import install
+        pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=install)
         results = pool.map(check_one, jobs_in)
     else:
         pool, results = None, map(check_one, jobs_in)
