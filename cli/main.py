@@ -28,7 +28,6 @@ from model.scenario import Scenario
 
 from runio.progress import Interrupted, add_flag, partial_text, wanted
 from runio.inputs import load_profile, load_scenario
-from runio import workload_cache
 
 DEFAULT_PROFILE = "tofino-testbed"
 
@@ -123,7 +122,6 @@ def load_inputs(args) -> tuple[Scenario, Profile]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser(_command_of(argv)).parse_args(argv)
-    workload_cache.install()          # workload results kept on disk between runs
     if args.command in _OWN_PARSERS:        # each of those modules runs its own command
         import importlib
         mod = importlib.import_module(f"{__package__}.{_OWN_PARSERS[args.command][0]}")

@@ -20,6 +20,7 @@ import sys
 
 from runio.exits import at_least
 from runio.inputs import load_scenario
+from runio import workload_files
 
 
 def add_parsers(sub) -> None:
@@ -82,7 +83,7 @@ def run(args) -> int:
                                  "load_ratio, or FarReach's statistics JSON", source=args.measured,
                                  field="--measured")
         else:
-            source = ws.KeyTrace.from_file(args.trace, layout)
+            source = workload_files.trace(args.trace, layout)
     res = workload.evaluate_scenario(sc, source, hot_records=args.hot_records)
     if args.json:
         d = res.to_dict()

@@ -40,7 +40,8 @@ from model.profile import Profile
 from model.scenario import Scenario
 
 from .results import PredictionResult, RotationResult
-from runio import inputs as _files, workload_cache as _workload_cache
+import runio
+from runio import inputs as _files
 
 __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
            "sweep_plan", "rotation", "RotationResult",
@@ -50,7 +51,7 @@ __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate
 DEFAULT_PROFILE = "tofino-testbed"
 
 
-_workload_cache.install()          # workload results kept on disk between sessions
+runio.install()        # workload files read, workload results kept on disk between sessions
 
 
 def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,

@@ -22,15 +22,15 @@ import math
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 
 from . import keys
 from .errors import InputError
-from runio.safe_io import input_path, load_toml, read_text
+from .toml_text import parse_toml
 from .workload_blocks import blocks
 from .workload_summary import summary
 from .workload_types import RankSpec, WorkloadResult, stock_spec
@@ -76,8 +76,6 @@ def _line_of(text: str, key: str) -> int | None:
     return None
 
 
-def _read_toml(path: str) -> tuple[dict, str]:
-    return load_toml(path, "workload profile", field="workload.profile")
 
 
 class _Located:
@@ -194,9 +192,8 @@ class WorkloadProfile:
         return {k: {"value": p.value, "unit": p.unit, "source": p.source} for k, p in self.params}
 
     @classmethod
-    def from_toml(cls, path: str, name: str | None = None) -> "WorkloadProfile":
-        data, text = _read_toml(path)
-        return cls.from_mapping(data, path, text, name)
+    def from_toml_text(cls, text: str, path: str, name: str | None = None) -> "WorkloadProfile":
+        return cls.from_mapping(parse_toml(text, path), path, text, name)
 
     @classmethod
     def from_mapping(cls, data: dict, path: str, text: str = "", name: str | None = None):
@@ -327,8 +324,8 @@ class MeasuredWorkload:
         return cls(path, float(hits.sum() / total), load, (ops + hits) / total, tuple(notes))
 
     @classmethod
-    def from_toml(cls, path: str) -> "MeasuredWorkload":
-        data, text = _read_toml(path)
+    def from_toml_text(cls, text: str, path: str) -> "MeasuredWorkload":
+        data = parse_toml(text, path)
         loc = _Located(path, text)
         known = {"kind", "name", "servers", "hit_ratio", "load_ratio", "load_ratio_nocache", "cache",
                  "perserverOpsdone", "perserverCachehits", "totalOpsdone", "note"}
@@ -379,12 +376,11 @@ class MeasuredWorkload:
         return res
 
     @classmethod
-    def from_farreach_json(cls, path: str) -> "MeasuredWorkload":
+    def from_farreach_json_text(cls, text: str, path: str) -> "MeasuredWorkload":
         """FarReach's client statistics file: a JSON array of objects with
         ``perserverOpsdone`` (requests each server answered), ``perserverCachehits``
         (requests to each server's keys the switch answered) and ``totalOpsdone``;
         objects (rotations, seconds) are summed."""
-        text = read_text(path, "statistics file", field="workload.profile")
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -455,52 +451,46 @@ class KeyTrace:
         return a
 
     @classmethod
-    def from_file(cls, path: str, layout: str = "farreach") -> "KeyTrace":
+    def from_lines(cls, text_lines: Iterable[str], path: str,
+                   layout: str = "farreach") -> "KeyTrace":
+        """A trace from its lines (:func:`runio.workload_files.read_trace` reads a file)."""
         counts: dict = {}
         hexes: dict = {}
         lines = 0
-        input_path(path, "key trace", field="--trace")   # not a folder, pipe or device
         try:
-            fh = open(path, encoding="utf-8", errors="strict")
-        except FileNotFoundError:
-            raise InputError("file not found", source=path) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", source=path) from None
-        with fh:
-            try:
-                for lineno, line in enumerate(fh, 1):
-                    s = line.strip()
-                    if not s:
-                        continue
-                    if s.startswith("#"):
-                        m = re.match(r"#\s*layout\s*[:=]\s*(\S+)", s)
-                        if m:
-                            layout = m.group(1)
-                            if layout not in keys.LAYOUTS:
-                                raise InputError(f"unknown layout {layout!r}; one of "
-                                                 f"{', '.join(keys.LAYOUTS)}", source=path,
-                                                 line=lineno, field="layout")
-                        continue
-                    tok, cnt = _trace_line(s, path, lineno)
-                    lines += 1
-                    if _HEX32.fullmatch(tok):
-                        hexes[tok.lower()] = hexes.get(tok.lower(), 0) + cnt
-                        continue
-                    try:
-                        if tok.startswith("user"):
-                            v = keys.farreach_key_value(tok)
-                        else:
-                            if not re.fullmatch(r"[0-9]+", tok) or int(tok) >= 1 << 64:
-                                raise ValueError("not a key")
-                            v = int(tok)
-                    except ValueError as exc:
-                        raise InputError(
-                            f"{tok!r} is not a key: expected a YCSB key name (user<number>), a "
-                            f"decimal key number or a 32-hex-digit wire key ({exc})",
-                            source=path, line=lineno, field=tok[:40]) from None
-                    counts[v] = counts.get(v, 0) + cnt
-            except UnicodeDecodeError:
-                raise InputError("not a text file (UTF-8)", source=path) from None
+            for lineno, line in enumerate(text_lines, 1):
+                s = line.strip()
+                if not s:
+                    continue
+                if s.startswith("#"):
+                    m = re.match(r"#\s*layout\s*[:=]\s*(\S+)", s)
+                    if m:
+                        layout = m.group(1)
+                        if layout not in keys.LAYOUTS:
+                            raise InputError(f"unknown layout {layout!r}; one of "
+                                             f"{', '.join(keys.LAYOUTS)}", source=path,
+                                             line=lineno, field="layout")
+                    continue
+                tok, cnt = _trace_line(s, path, lineno)
+                lines += 1
+                if _HEX32.fullmatch(tok):
+                    hexes[tok.lower()] = hexes.get(tok.lower(), 0) + cnt
+                    continue
+                try:
+                    if tok.startswith("user"):
+                        v = keys.farreach_key_value(tok)
+                    else:
+                        if not re.fullmatch(r"[0-9]+", tok) or int(tok) >= 1 << 64:
+                            raise ValueError("not a key")
+                        v = int(tok)
+                except ValueError as exc:
+                    raise InputError(
+                        f"{tok!r} is not a key: expected a YCSB key name (user<number>), a "
+                        f"decimal key number or a 32-hex-digit wire key ({exc})",
+                        source=path, line=lineno, field=tok[:40]) from None
+                counts[v] = counts.get(v, 0) + cnt
+        except UnicodeDecodeError:
+            raise InputError("not a text file (UTF-8)", source=path) from None
         if not counts and not hexes:
             raise InputError("no keys in the trace", source=path)
         vals = np.fromiter(counts.keys(), dtype=np.uint64, count=len(counts))
@@ -537,24 +527,53 @@ def _trace_line(s: str, path: str, lineno: int) -> tuple[str, int]:
 
 # ------------------------------------------------------------- loading
 def load_source(spec: str, *, layout: str = "farreach"):
-    """A workload source from a name or path: an embedded profile name, a
-    ``.toml`` (profile or measured description, told apart by ``kind`` or by
-    its keys), a ``.json`` (FarReach client statistics) or a key trace."""
+    """A workload source from a name or path: an embedded profile name, or a
+    file read by the file reader the toolkit's entry points install
+    (:func:`set_file_reader`; :mod:`runio.workload_files`): a ``.toml``
+    (profile or measured description), a ``.json`` (FarReach client
+    statistics) or a key trace."""
     if spec is None or spec == "":
         return None
-    if os.sep not in spec and "/" not in spec and not os.path.splitext(spec)[1]:
-        if spec in embedded_profiles():
-            return _embedded(spec)
-        if not os.path.exists(spec):
-            raise InputError(f"no such workload profile; embedded: {', '.join(embedded_profiles())}"
-                             f" (or give a file path)", field="workload.profile", source=spec)
-    if not os.path.exists(spec):
-        raise InputError("file not found", source=spec, field="workload.profile")
-    try:
-        mtime = os.stat(spec).st_mtime_ns
-    except OSError:
-        mtime = 0
-    return _load_file(os.path.abspath(spec), spec, mtime, layout)
+    if spec in embedded_profiles() and os.sep not in spec and "/" not in spec:
+        return _embedded(spec)
+    return _READ_FILE[0](spec, layout)
+
+
+def _no_file_reader(spec: str, layout: str):
+    raise InputError("no such embedded workload profile, and no file reader installed to read "
+                     "it as a file (import runio and call runio.install())",
+                     source=spec, field="workload.profile")
+
+
+#: reads a workload file: ``(spec, layout) -> source`` (the domain reads no file)
+_READ_FILE = [_no_file_reader]
+
+
+def set_file_reader(reader) -> None:
+    """Install how workload files are read (:func:`runio.workload_files.load_file`)."""
+    _READ_FILE[0] = reader
+
+
+def source_from_file(shown: str, read_text, read_lines, layout: str):
+    """A file's workload source, told apart by its extension and kind:
+    ``read_text(what)`` gives the file's text (``what`` names it in errors),
+    ``read_lines()`` its lines (a key trace is streamed)."""
+    ext = os.path.splitext(shown)[1].lower()
+    if ext == ".json":
+        return MeasuredWorkload.from_farreach_json_text(read_text("statistics file"), shown)
+    if ext == ".toml":
+        text = read_text("workload profile")
+        data = parse_toml(text, shown)
+        kind = data.get("kind")
+        if kind is None:
+            kind = "workload-profile" if "popularity" in data else "measured"
+        if kind == "workload-profile":
+            return WorkloadProfile.from_mapping(data, shown, text)
+        if kind == "measured":
+            return MeasuredWorkload.from_toml_text(text, shown)
+        raise InputError(f"unknown kind {kind!r}; one of 'workload-profile', 'measured'",
+                         source=shown, line=_line_of(text, "kind"), field="kind")
+    return KeyTrace.from_lines(read_lines(), shown, layout)
 
 
 @functools.lru_cache(maxsize=16)
@@ -565,22 +584,3 @@ def _embedded(name: str) -> WorkloadProfile:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", source=f"<embedded {name}>") from None
     return WorkloadProfile.from_mapping(data, f"<embedded {name}>", text, name)
-
-
-@functools.lru_cache(maxsize=16)
-def _load_file(abspath: str, shown: str, mtime: int, layout: str):
-    ext = os.path.splitext(abspath)[1].lower()
-    if ext == ".json":
-        return MeasuredWorkload.from_farreach_json(shown)
-    if ext == ".toml":
-        data, text = _read_toml(shown)
-        kind = data.get("kind")
-        if kind is None:
-            kind = "workload-profile" if "popularity" in data else "measured"
-        if kind == "workload-profile":
-            return WorkloadProfile.from_mapping(data, shown, text)
-        if kind == "measured":
-            return MeasuredWorkload.from_toml(shown)
-        raise InputError(f"unknown kind {kind!r}; one of 'workload-profile', 'measured'",
-                         source=shown, line=_line_of(text, "kind"), field="kind")
-    return KeyTrace.from_file(shown, layout)

@@ -7,3 +7,14 @@ command (:mod:`runio.exits`), the measured-run file kinds and their batch
 prediction, on-disk caches, and progress lines. Dependencies point one way:
 this package imports :mod:`model`, never the reverse.
 """
+
+
+def install() -> None:
+    """Connect the domain to this edge: workload files are read
+    (:mod:`runio.workload_files`) and workload results kept on disk
+    (:mod:`runio.workload_cache`). Every command runs it
+    (:func:`runio.exits.run_command`), as do the ``kvperf`` API and worker
+    processes; calling it again does no harm."""
+    from . import workload_cache, workload_files
+    workload_files.install()
+    workload_cache.install()

@@ -141,8 +141,8 @@ def _quiet_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from model.solvers._jit import one_thread
     one_thread()                         # the processes share the cores already
-    from .workload_cache import install
-    install()                            # a spawned worker starts without the store
+    from . import install
+    install()                            # a spawned worker starts unconnected
 
 
 def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[list[int]],

@@ -29,9 +29,13 @@ def run_command(action: Callable[[], int | None]) -> int:
     Bad input prints one located message and gives 2 (no traceback); a
     :class:`RunFailed` prints its message and gives 1; Ctrl-C
     gives 130, with the command's own account of what it finished when it
-    gives one (``sim.progress.Interrupted``: ``PARTIAL: interrupted after X of
-    Y ...``); a closed output pipe (``| head``) ends quietly.
+    gives one (``runio.progress.Interrupted``: ``PARTIAL: interrupted after X of
+    Y ...``); a closed output pipe (``| head``) ends quietly. The domain is
+    connected to the toolkit's edge first (:func:`runio.install`: workload
+    files read, workload results kept on disk).
     """
+    from . import install
+    install()
     try:
         return action() or 0
     except InputError as exc:

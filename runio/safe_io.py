@@ -40,7 +40,6 @@ import signal
 import stat
 import tempfile
 import threading
-import tomllib
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 

@@ -238,7 +238,7 @@ def run(n: int, seed: int, space: str = "full", seconds: float | None = None, jo
         from concurrent.futures import ProcessPoolExecutor
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        from runio.workload_cache import install
+        from runio import install
         pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=install)
         results = pool.map(check_one, jobs_in)
     else:

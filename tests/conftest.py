@@ -12,3 +12,9 @@ if "KVPERF_CACHE_DIR" not in os.environ:
     _cache = tempfile.mkdtemp(prefix="kvperf-cache-")
     os.environ["KVPERF_CACHE_DIR"] = _cache
     atexit.register(shutil.rmtree, _cache, ignore_errors=True)
+
+# The domain reads no file and keeps no cache: the toolkit's edge does, once
+# connected (every command and the kvperf API connect it; so do the tests)
+import runio  # noqa: E402
+
+runio.install()

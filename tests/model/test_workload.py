@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from model import keys, workload as W, workload_fit, workload_sources as ws, ycsb
+from runio import workload_files
 from model import workload_blocks as wb, workload_summary as wsum
 from model.errors import InputError
 from runio.inputs import read_observations
@@ -425,7 +426,7 @@ def test_key_trace(tmp_path):
 def test_key_trace_errors_name_the_line(tmp_path, bad, line):
     path = write(tmp_path, "t.txt", bad)
     with pytest.raises(InputError) as e:
-        ws.KeyTrace.from_file(path)
+        workload_files.trace(path)
     assert e.value.line == line and e.value.source == path
 
 
