@@ -21,6 +21,10 @@ The result names the tuned configuration, its predicted throughput against
 the given configuration's (with the 90 % interval where the build has
 :mod:`model.intervals`), and the explanation (:mod:`model.explain`) of the
 tuned configuration.
+
+This module holds the search, its result (text, JSON, CSV, page) and the
+command line; the dimensions of the search space (``--vary``) are in
+:mod:`cli.tune_space`.
 """
 
 from __future__ import annotations
@@ -37,152 +41,15 @@ import numpy as np
 from model.errors import InputError
 from runio.exits import at_least
 from model.profile import Profile
-from model.scenario import SECTIONS, Scenario, parse_value, resolve_key
+from model.scenario import Scenario
 
 from runio.columns import latency_columns
 
 from .sweep import solve as solve_with_intervals
-
-
-# ---------------------------------------------------------------- what may change
-@dataclass(frozen=True)
-class Dimension:
-    key: str                       # canonical section.field
-    kind: str                      # "float", "int" or "choice"
-    lo: float = 0.0
-    hi: float = 0.0
-    choices: tuple = ()
-    log: bool = False
-
-    @property
-    def bounds(self) -> tuple[float, float]:
-        if self.kind == "choice":
-            return (0.0, float(len(self.choices) - 1))
-        if self.log:
-            return (math.log(self.lo), math.log(self.hi))
-        return (float(self.lo), float(self.hi))
-
-    @property
-    def integral(self) -> bool:
-        return self.kind in ("int", "choice")
-
-    def value(self, x: float) -> Any:
-        """The setting at coordinate ``x`` of the search space."""
-        if self.kind == "choice":
-            return self.choices[int(round(min(max(x, 0), len(self.choices) - 1)))]
-        v = math.exp(x) if self.log else x
-        v = min(max(v, self.lo), self.hi)
-        if self.kind == "int":
-            return int(round(v))
-        return float(f"{v:.4g}")        # settings people would write
-
-    def describe(self) -> str:
-        if self.kind == "choice":
-            return ", ".join(_show(c) for c in self.choices)
-        return f"{_show(self.lo)} to {_show(self.hi)}" + (" (log scale)" if self.log else "")
-
-
-def _show(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
-
-
-def _field(key: str):
-    from dataclasses import fields
-    sec, name = key.split(".")
-    return {f.name: f for f in fields(SECTIONS[sec])}[name]
-
-
-def parse_dimension(text: str, source: str = "--vary") -> Dimension:
-    """``KEY=LO:HI`` or ``KEY=V1,V2,...`` -> a :class:`Dimension`."""
-    if "=" not in text:
-        raise InputError(f"expected KEY=LO:HI or KEY=V1,V2,..., got {text!r}", source=source)
-    key, raw = (s.strip() for s in text.split("=", 1))
-    canonical = resolve_key(key, source)
-    if canonical == "name":
-        raise InputError("the scenario name cannot be tuned", source=source, field=key)
-    f = _field(canonical)
-    typ = f.type if isinstance(f.type, str) else f.type.__name__
-    if ":" in raw:
-        if typ not in ("int", "float"):
-            raise InputError(f"a LO:HI range needs a numeric key; {canonical} takes "
-                             f"{_allowed(canonical)}: list its values as V1,V2,...",
-                             source=source, field=key)
-        parts = raw.split(":")
-        if len(parts) != 2:
-            raise InputError(f"expected LO:HI, got {raw!r}", source=source, field=key)
-        try:
-            lo, hi = (float(p) for p in parts)
-        except ValueError:
-            raise InputError(f"expected two numbers LO:HI, got {raw!r}", source=source,
-                             field=key) from None
-        if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
-            raise InputError(f"the range {raw!r} is empty: LO must be below HI", source=source,
-                             field=key)
-        # both ends must be allowed values of the key
-        for v in (lo, hi):
-            Scenario.default().updated({canonical: int(v) if typ == "int" and v.is_integer()
-                                        else v}, source=source)
-        if typ == "int":
-            if not (lo.is_integer() and hi.is_integer()):
-                raise InputError(f"{canonical} is an integer; give integer ends, got {raw!r}",
-                                 source=source, field=key)
-            return Dimension(canonical, "int", lo, hi)
-        log = lo > 0 and hi / lo >= 10.0
-        return Dimension(canonical, "float", lo, hi, log=log)
-    vals = [p.strip() for p in raw.split(",")]
-    if not raw.strip() or any(v == "" for v in vals):
-        raise InputError(f"expected LO:HI or a comma-separated list of values, got {raw!r}",
-                         source=source, field=key)
-    choices = tuple(parse_value(v) for v in vals)
-    for v in choices:
-        Scenario.default().updated({canonical: v}, source=source)
-    if len(set(choices)) < 2:
-        raise InputError("give at least two different values to choose from", source=source,
-                         field=key)
-    return Dimension(canonical, "choice", choices=choices)
-
-
-def _allowed(key: str) -> str:
-    from model.scenario import describe
-    sec, name = key.split(".")
-    return describe(SECTIONS[sec], name)
-
-
-def parse_dimensions(texts: Sequence[str] | Mapping[str, Any], source: str = "--vary"
-                     ) -> list[Dimension]:
-    """From ``--vary`` strings, or a mapping ``{key: (lo, hi)}`` / ``{key: [v1, v2, ...]}``."""
-    if isinstance(texts, Mapping):
-        items = []
-        for k, v in texts.items():
-            if isinstance(v, tuple) and len(v) == 2 and all(
-                    isinstance(x, (int, float)) and not isinstance(x, bool) for x in v):
-                items.append(f"{k}={v[0]}:{v[1]}")
-            elif isinstance(v, (list, tuple)):
-                items.append(f"{k}=" + ",".join(_toml(x) for x in v))
-            else:
-                raise InputError("expected (lo, hi) or a list of values", source=source, field=str(k))
-        texts = items
-    dims = [parse_dimension(t, source) for t in texts]
-    if not dims:
-        raise InputError("nothing to tune: give at least one --vary KEY=LO:HI", field="--vary")
-    seen = set()
-    for d in dims:
-        if d.key in seen:
-            raise InputError("given twice", source=source, field=d.key)
-        seen.add(d.key)
-    return dims
-
-
-def _toml(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return json.dumps(v)
-    return str(v)
+# what may change is defined in cli/tune_space.py; importable from here as well
+# (kvperf.tune imports parse_dimensions from cli.tune)
+from .tune_space import (Dimension, parse_dimension, parse_dimensions,  # noqa: F401
+                         scenario_field, setting_of, show_value)
 
 
 # ---------------------------------------------------------------- the search
@@ -329,7 +196,41 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
          explain_result: bool = True, progress: bool = False) -> TuneResult:
     """Search ``dims`` around ``base`` (module docstring)."""
     from scipy.optimize import differential_evolution
-    from model.solvers import predict_many
+    _check_search(objective, max_latency_us, generations, latency_stat)
+    lat_col = latency_column(latency_stat)
+    dims = list(dims)
+    search = _Search(base, profile, dims, objective, max_latency_us, lat_col, progress)
+    res = differential_evolution(
+        search.energies, [d.bounds for d in dims], maxiter=generations, popsize=popsize,
+        seed=seed, tol=TOL, polish=False, init="latinhypercube",
+        integrality=[d.integral for d in dims], vectorized=True, updating="deferred",
+        x0=np.array(_start_point(base, dims)), callback=search.next_generation)
+    best_v = search.best_seen(res.x, latency_stat)
+    best_sc = base.updated(dict(zip((d.key for d in dims), best_v)), source="--vary")
+    (p_start, p_best), (iv_start, iv_best) = solve_with_intervals([base, best_sc], profile)
+    ex, note = _explain_tuned(best_sc, profile) if explain_result else (None, "")
+    start_lat = latency_columns(p_start)[lat_col]
+    return TuneResult(
+        keys=[d.key for d in dims], ranges={d.key: d.describe() for d in dims},
+        start_values={d.key: setting_of(base, d.key) for d in dims},
+        best_values=dict(zip((d.key for d in dims), best_v)),
+        start_mops=p_start.throughput_mops, best_mops=p_best.throughput_mops,
+        start_latency_us=start_lat, best_latency_us=latency_columns(p_best)[lat_col],
+        start_interval=iv_start, best_interval=iv_best, objective=objective,
+        max_latency_us=max_latency_us, evaluations=len(search.cache),
+        generations=int(res.nit),
+        method=f"scipy differential evolution (popsize {popsize}, {int(res.nit)} generations, "
+               f"seed {seed})",
+        best_scenario=best_sc, start_scenario=base, explanation=ex, explain_note=note,
+        history=search.history, profile=profile.name,
+        feasible_start=max_latency_us is None or start_lat <= max_latency_us,
+        bounds={d.key: (d.lo, d.hi) for d in dims if d.kind != "choice"},
+        latency_stat=latency_stat)
+
+
+def _check_search(objective: str, max_latency_us: float | None, generations: int,
+                  latency_stat: str) -> None:
+    """The search's settings, refused (naming the flag) before anything is solved."""
     if objective not in ("throughput", "latency"):
         raise InputError(f"unknown objective {objective!r}; allowed: throughput, latency",
                          field="--objective")
@@ -341,112 +242,118 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
     if latency_stat not in LATENCY_STATS:
         raise InputError(f"unknown latency statistic {latency_stat!r}; allowed: "
                          + ", ".join(LATENCY_STATS), field="--latency-stat")
-    lat_col = latency_column(latency_stat)
-    dims = list(dims)
-    cache: dict[tuple, tuple[float, float, bool]] = {}      # values -> (MOPS, latency us, valid)
-    history: list[dict[str, Any]] = []
-    gens = [0]
 
-    def values_at(x) -> tuple:
-        return tuple(d.value(float(xi)) for d, xi in zip(dims, x))
 
-    def energy(mops: float, lat: float, valid: bool) -> float:
+#: the energy of a configuration that is not one (or predicts no throughput)
+INVALID_ENERGY = 1e9
+#: the energy of a configuration beyond the latency bound is at least this
+#: (above any valid one's, below an invalid one's)
+OVER_BOUND_ENERGY = 1e3
+
+
+class _Search:
+    """What differential evolution minimises: the energy of each point of the
+    search space, each configuration solved once (a batch per generation) and
+    every one solved recorded in ``history``."""
+
+    def __init__(self, base: Scenario, profile: Profile, dims: Sequence[Dimension],
+                 objective: str, max_latency_us: float | None, lat_col: str, progress: bool):
+        self.base, self.profile, self.dims = base, profile, dims
+        self.objective, self.max_latency_us = objective, max_latency_us
+        self.lat_col, self.progress = lat_col, progress
+        self.cache: dict[tuple, tuple[float, float, bool]] = {}  # values -> (MOPS, latency us, valid)
+        self.history: list[dict[str, Any]] = []
+        self.generations = 0
+
+    def values_at(self, x) -> tuple:
+        return tuple(d.value(float(xi)) for d, xi in zip(self.dims, x))
+
+    def energy(self, mops: float, lat: float, valid: bool) -> float:
+        """Lower is better: -MOPS or the latency, penalised beyond the bound."""
         if not valid or not math.isfinite(mops) or mops <= 0:
-            return 1e9
-        if max_latency_us is not None and not lat <= max_latency_us:
-            return 1e3 * (1.0 + lat / max_latency_us if math.isfinite(lat) else 1e3)
-        return -mops if objective == "throughput" else lat
+            return INVALID_ENERGY
+        bound = self.max_latency_us
+        if bound is not None and not lat <= bound:
+            return OVER_BOUND_ENERGY * (1.0 + lat / bound if math.isfinite(lat) else 1e3)
+        return -mops if self.objective == "throughput" else lat
 
-    def evaluate(batch: list[tuple]) -> None:
-        todo = [v for v in dict.fromkeys(batch) if v not in cache]
+    def evaluate(self, batch: list[tuple]) -> None:
+        """Solve the configurations of ``batch`` not solved yet, in one batch."""
+        from model.solvers import predict_many
+        todo = [v for v in dict.fromkeys(batch) if v not in self.cache]
         scs, keep = [], []
         for v in todo:
             try:
-                scs.append(base.updated(dict(zip((d.key for d in dims), v)), source="--vary"))
+                scs.append(self.base.updated(dict(zip((d.key for d in self.dims), v)),
+                                             source="--vary"))
                 keep.append(v)
             except InputError:              # e.g. flushnum >= maxnum: not a configuration
-                cache[v] = (math.nan, math.nan, False)
+                self.cache[v] = (math.nan, math.nan, False)
         if scs:
-            for v, pred in zip(keep, predict_many(scs, profile)):
+            for v, pred in zip(keep, predict_many(scs, self.profile)):
                 lat = latency_columns(pred)
-                cache[v] = (pred.throughput_mops, lat[lat_col], True)
-                history.append({**{d.key: x for d, x in zip(dims, v)},
-                                "throughput_mops": pred.throughput_mops, **lat,
-                                "bottleneck": pred.bottleneck.kind})
+                self.cache[v] = (pred.throughput_mops, lat[self.lat_col], True)
+                self.history.append({**{d.key: x for d, x in zip(self.dims, v)},
+                                     "throughput_mops": pred.throughput_mops, **lat,
+                                     "bottleneck": pred.bottleneck.kind})
 
-    def func(X):
+    def energies(self, X):
+        """The energy of each column of ``X`` (scipy's vectorized call)."""
         X = np.atleast_2d(X)
-        if X.shape[0] != len(dims):
+        if X.shape[0] != len(self.dims):
             X = X.T
-        batch = [values_at(X[:, j]) for j in range(X.shape[1])]
-        evaluate(batch)
-        return np.array([energy(*cache[v]) for v in batch])
+        batch = [self.values_at(X[:, j]) for j in range(X.shape[1])]
+        self.evaluate(batch)
+        return np.array([self.energy(*self.cache[v]) for v in batch])
 
-    def callback(*_a, **_k):
-        gens[0] += 1
-        if progress:
-            best = min((energy(*c) for c in cache.values()), default=math.nan)
-            shown = -best if objective == "throughput" and best < 0 else best
-            unit = "MOPS" if objective == "throughput" else "us"
-            print(f"  generation {gens[0]}: {len(cache)} configurations, best {shown:.4g} {unit}",
-                  file=sys.stderr)
+    def next_generation(self, *_a, **_k) -> None:
+        """scipy's callback after each generation: the progress line."""
+        self.generations += 1
+        if self.progress:
+            best = min((self.energy(*c) for c in self.cache.values()), default=math.nan)
+            shown = -best if self.objective == "throughput" and best < 0 else best
+            unit = "MOPS" if self.objective == "throughput" else "us"
+            print(f"  generation {self.generations}: {len(self.cache)} configurations, "
+                  f"best {shown:.4g} {unit}", file=sys.stderr)
 
-    bounds = [d.bounds for d in dims]
+    def best_seen(self, x, latency_stat: str) -> tuple:
+        """The values of the best configuration solved (deferred updating can
+        end one generation past it), refused when none is valid or within the bound."""
+        best_v = self.values_at(x)
+        for v, c in self.cache.items():
+            if self.energy(*c) < self.energy(*self.cache[best_v]):
+                best_v = v
+        if self.energy(*self.cache[best_v]) >= INVALID_ENERGY:
+            raise InputError("no configuration in these ranges is valid (flushnum must stay "
+                             "below maxnum)", field="--vary")
+        if self.max_latency_us is not None and \
+                self.energy(*self.cache[best_v]) >= OVER_BOUND_ENERGY:
+            lat = self.cache[best_v][1]
+            raise InputError(f"no configuration found with client latency ({latency_stat}) at "
+                             f"most {self.max_latency_us:,.0f} us (the lowest seen: {lat:,.0f} "
+                             f"us)", field="--max-latency-us")
+        return best_v
+
+
+def _start_point(base: Scenario, dims: Sequence[Dimension]) -> list[float]:
+    """The given configuration's coordinates: the search starts from it (``x0``)."""
     x0 = []
     for d in dims:
-        cur = _get(base, d.key)
+        cur = setting_of(base, d.key)
         if d.kind == "choice":
             x0.append(float(d.choices.index(cur)) if cur in d.choices else 0.0)
         else:
             c = min(max(float(cur), d.lo), d.hi)
             x0.append(math.log(c) if d.log else c)
-    res = differential_evolution(
-        func, bounds, maxiter=generations, popsize=popsize, seed=seed, tol=TOL, polish=False,
-        init="latinhypercube", integrality=[d.integral for d in dims], vectorized=True,
-        updating="deferred", x0=np.array(x0), callback=callback)
-    best_v = values_at(res.x)
-    # the best configuration seen (deferred updating can end one generation past it)
-    for v, c in cache.items():
-        if energy(*c) < energy(*cache[best_v]):
-            best_v = v
-    if energy(*cache[best_v]) >= 1e9:
-        raise InputError("no configuration in these ranges is valid (flushnum must stay below "
-                         "maxnum)", field="--vary")
-    if max_latency_us is not None and energy(*cache[best_v]) >= 1e3:
-        lat = cache[best_v][1]
-        raise InputError(f"no configuration found with client latency ({latency_stat}) at most "
-                         f"{max_latency_us:,.0f} us (the lowest seen: {lat:,.0f} us)",
-                         field="--max-latency-us")
-    best_sc = base.updated(dict(zip((d.key for d in dims), best_v)), source="--vary")
-    (p_start, p_best), (iv_start, iv_best) = solve_with_intervals([base, best_sc], profile)
-    ex, note = None, ""
-    if explain_result:
-        if best_sc.switch.cache:
-            from model.explain import explain
-            ex = explain(best_sc, profile)
-        else:
-            note = "the tuned configuration has the cache off: no gain to explain"
-    start_lat = latency_columns(p_start)[lat_col]
-    return TuneResult(
-        keys=[d.key for d in dims], ranges={d.key: d.describe() for d in dims},
-        start_values={d.key: _get(base, d.key) for d in dims},
-        best_values=dict(zip((d.key for d in dims), best_v)),
-        start_mops=p_start.throughput_mops, best_mops=p_best.throughput_mops,
-        start_latency_us=start_lat, best_latency_us=latency_columns(p_best)[lat_col],
-        start_interval=iv_start, best_interval=iv_best, objective=objective,
-        max_latency_us=max_latency_us, evaluations=len(cache), generations=int(res.nit),
-        method=f"scipy differential evolution (popsize {popsize}, {int(res.nit)} generations, "
-               f"seed {seed})",
-        best_scenario=best_sc, start_scenario=base, explanation=ex, explain_note=note,
-        history=history, profile=profile.name,
-        feasible_start=max_latency_us is None or start_lat <= max_latency_us,
-        bounds={d.key: (d.lo, d.hi) for d in dims if d.kind != "choice"},
-        latency_stat=latency_stat)
+    return x0
 
 
-def _get(sc: Scenario, key: str) -> Any:
-    sec, name = key.split(".")
-    return getattr(getattr(sc, sec), name)
+def _explain_tuned(best_sc: Scenario, profile: Profile) -> tuple[Any, str]:
+    """The explanation of the tuned configuration, or why there is none."""
+    if best_sc.switch.cache:
+        from model.explain import explain
+        return explain(best_sc, profile), ""
+    return None, "the tuned configuration has the cache off: no gain to explain"
 
 
 # ---------------------------------------------------------------- output
@@ -459,8 +366,8 @@ def format_tune(t: TuneResult) -> str:
     lines = [t.objective_text, "",
              f"  {'setting':<{w}}  {'given':>10}  {'tuned':>10}  searched"]
     for k in t.keys:
-        unit = _field(k).metadata.get("unit") or ""
-        lines.append(f"  {k:<{w}}  {_show(t.start_values[k]):>10}  {_show(t.best_values[k]):>10}  "
+        unit = scenario_field(k).metadata.get("unit") or ""
+        lines.append(f"  {k:<{w}}  {show_value(t.start_values[k]):>10}  {show_value(t.best_values[k]):>10}  "
                      f"{t.ranges[k]}{' ' + unit if unit and 'to' in t.ranges[k] else ''}")
     lines += [
         "",
@@ -473,9 +380,9 @@ def format_tune(t: TuneResult) -> str:
     if not t.feasible_start:
         lines.append(f"  (the given configuration exceeds the latency bound of "
                      f"{t.max_latency_us:,.0f} us)")
-    lines.append("  set it with: " + " ".join(f"--set {k}={_show(v)}" for k, v in t.best_values.items()))
+    lines.append("  set it with: " + " ".join(f"--set {k}={show_value(v)}" for k, v in t.best_values.items()))
     for k, side, v in t.edges:
-        lines.append(f"  NOTE: {k} = {_show(v)} is the {side} edge of the range searched "
+        lines.append(f"  NOTE: {k} = {show_value(v)} is the {side} edge of the range searched "
                      f"({t.ranges[k]}): the optimum may lie beyond it; widen --vary {k}")
     front = t.pareto
     if len(front) > 1:
@@ -489,7 +396,7 @@ def format_tune(t: TuneResult) -> str:
             mark = " " if t.feasible(h) else "x"
             lines.append(f"{mark} {h[FRONT_LATENCY]:12,.0f}  {h['latency_us']:10,.0f}  "
                          f"{h['throughput_mops']:8.4f}  "
-                         + " ".join(f"{k}={_show(h[k])}" for k in t.keys))
+                         + " ".join(f"{k}={show_value(h[k])}" for k in t.keys))
     if t.explanation is not None:
         from .explain import format_explanation
         lines += ["", "Why the tuned configuration's gain falls short of the normalized gain:",
@@ -516,7 +423,7 @@ def write_tune(t: TuneResult, path: str | Path) -> Path:
                 wr = csv.writer(fh)
                 wr.writerow(cols)
                 for r in t.history:
-                    wr.writerow([f"{v:.6g}" if isinstance(v, float) else _show(v)
+                    wr.writerow([f"{v:.6g}" if isinstance(v, float) else show_value(v)
                                  for v in (r.get(c) for c in cols)])
         else:
             from reports.questions import write_tune_page
