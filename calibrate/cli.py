@@ -34,11 +34,23 @@ from runio.inputs import load_profile, save_profile
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from runio.progress import add_flag
     ap = ArgumentParser(prog="python -m calibrate",
-                                 description="Local runs, fitting and validation of profiles.")
+                        description="Local runs, fitting and validation of profiles.")
     sub = ap.add_subparsers(dest="command", required=True)
+    # the subcommands in the order --help lists them
+    _add_run_parser(sub)
+    _add_fit_parser(sub)
+    _add_validate_parser(sub)
+    _add_ingest_parser(sub)
+    _add_knobs_parser(sub)
+    sub.add_parser("kinds", help="the run kinds a runs CSV can be: key columns, predicted "
+                                 "columns, profile")
+    return ap
 
+
+def _add_run_parser(sub) -> None:
+    """``run``: a plan of local runs on the native server."""
+    from runio.progress import add_flag
     r = sub.add_parser("run", help="run a plan of local runs on the native server")
     r.add_argument("--plan", metavar="PLAN.toml", action="append",
                    help="plan file (default: the shipped default plan); repeat to run several "
@@ -55,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dry-run", action="store_true", help="list the points and exit")
     add_flag(r)
 
+
+def _add_fit_parser(sub) -> None:
+    """``fit``: a profile from runs CSVs."""
     f = sub.add_parser("fit", help="fit a profile to runs")
     f.add_argument("--runs", metavar="RUNS.csv", action="append", required=True,
                    help="runs CSV (repeat for several files of the same kind)")
@@ -71,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--cluster", metavar="ADDRESS", help="Dask scheduler for bootstrap refits")
     f.add_argument("--name", help="profile name (default: the output file's stem)")
 
+
+def _add_validate_parser(sub) -> None:
+    """``validate``: predicted vs measured (or ``--cv``)."""
+    from runio.progress import add_flag
     v = sub.add_parser("validate", help="predicted vs measured error report")
     v.add_argument("--profile", metavar="NAME|FILE.toml",
                    help="profile to validate (required unless --cv); with --cv: starting values")
@@ -98,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--priors", metavar="PRIORS.toml", help="with --cv: starting values for refits")
     add_flag(v)
 
+
+def _add_ingest_parser(sub) -> None:
+    """``ingest``: tools' output files -> runs rows."""
     g = sub.add_parser("ingest", help="FarReach, YCSB or db_bench output files -> runs rows")
     g.add_argument("files", nargs="*", metavar="FILE",
                    help="with --format ycsb or dbbench: the tool's output files (stdout, or "
@@ -117,6 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--wait-stat", default="avg", help="avg, min, max or per-server")
     g.add_argument("--out", metavar="RUNS.csv", required=True,
                    help="runs CSV to append to (created if missing; never cut or rewritten)")
+
+
+def _add_knobs_parser(sub) -> None:
+    """``knobs``: the knob table (:mod:`calibrate.knobs`)."""
+    from runio.progress import add_flag
     k = sub.add_parser("knobs", help="pairs of runs that differ in one knob: measured vs "
                                      "predicted throughput ratio",
                        description="Find every pair of rows (of one run kind) that differ in "
@@ -147,9 +174,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="processes: simulator runs (default: one per core) and each --holdout "
                         "refit's model evaluations (default: the fitter's)")
     add_flag(k)
-    sub.add_parser("kinds", help="the run kinds a runs CSV can be: key columns, predicted "
-                                 "columns, profile")
-    return ap
 
 
 def main(argv: list[str] | None = None) -> int:
