@@ -137,6 +137,10 @@ def layout(cfg: SimConfig, sz: Sizing | None = None) -> dict[str, tuple[str, tup
     add("slots", _F, slots, "sl_arr", "sl_start", "sl_since", "sl_cst", "sl_bend")
     add("slots", _F, 2 * sz.tree, "tv")
     add("slots", _I, 2 * sz.tree, "ti")
+    # scratch of the kernel: the slots that start in one event (at most every
+    # stopped writer of a station and one more), and their start times
+    add("slots", _I, slots + 1, "sl_go")
+    add("slots", _F, slots + 1, "sl_go_t")
     # per machine
     add("machines", _F, (mc, lsm_mech.M_NM), "mach")
     add("machines", _I, mc, "m_busy")
@@ -162,13 +166,11 @@ def _nbytes(shape: tuple, dtype: np.dtype) -> int:
 
 
 def memory_parts(cfg: SimConfig) -> dict[str, int]:
-    """Bytes :class:`FastEngine` allocates for ``cfg``, by part of :func:`layout`,
-    plus ``"kernel"``: the scratch arrays each chunk of the kernel makes."""
+    """Bytes :class:`FastEngine` allocates for ``cfg``, by part of :func:`layout`."""
     sz = sizing(cfg)
     out: dict[str, int] = {}
     for part, shape, dtype in layout(cfg, sz).values():
         out[part] = out.get(part, 0) + _nbytes(shape, dtype)
-    out["kernel"] = _nbytes((sz.slots + 1,), _I) + _nbytes((sz.slots + 1,), _F)   # go_sl, go_t
     return out
 
 
@@ -258,6 +260,93 @@ def check_memory(cfg: SimConfig) -> None:
                      f"{fix}, or use the analytic engine", field=field)
 
 
+def _parameters(cfg: SimConfig, sz: Sizing, new) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's float and int parameters (P, IP: :mod:`sim.fast_kernel_state`)."""
+    P = new("P")
+    P[K.P_SEND] = cfg.send_us
+    P[K.P_HIT_RTT] = cfg.hit_rtt_us
+    P[K.P_HALF_RTT] = cfg.miss_rtt_us / 2.0
+    P[K.P_TIMEOUT] = cfg.timeout_us if math.isfinite(cfg.timeout_us) else K.INF
+    P[K.P_LOSS] = cfg.loss_rate
+    P[K.P_HIT] = cfg.hit_ratio
+    P[K.P_SHAPE] = cfg.service_shape
+    P[K.P_OPEN_RATE] = cfg.open_rate_per_us
+    P[K.P_CTX] = cfg.ctx_penalty
+    P[K.P_CORES] = float(cfg.cores)
+    P[K.P_FIXED] = cfg.service_fixed_us
+    P[K.P_CPU] = cfg.client_cpu_us
+    P[K.P_TXN] = cfg.txn_commit_us
+    IP = new("IP")
+    IP[K.I_CLIENTS] = sz.clients
+    IP[K.I_ST] = cfg.stations
+    IP[K.I_SLOTS] = sz.slots
+    IP[K.I_LSM] = int(cfg.lsm)
+    IP[K.I_OPEN_WRITE] = int(cfg.open_write)
+    IP[K.I_RETRY] = int(cfg.retry)
+    IP[K.I_CCORES] = sz.client_cores
+    IP[K.I_TREE] = sz.tree
+    return P, IP
+
+
+def _stations(cfg: SimConfig, sz: Sizing, new) -> K.Stations:
+    """The stations' tables: the placement's alias tables (the open class's
+    shares, when it has its own), servers, first slots, receive buffers
+    (at most a queue's ring: :func:`sizing`)."""
+    c = new("st_c")
+    c[:] = cfg.station_servers
+    st_acc, st_alias = pl_mech.station_table(cfg.station_probs)
+    op = cfg.open_probs if cfg.open_probs.sum() > 0 else cfg.station_probs
+    open_acc, open_alias = pl_mech.station_table(op)
+    slot0 = new("st_slot0")
+    slot0[1:] = np.cumsum(c)[:-1]
+    st_buf = new("st_buf")
+    st_buf[:] = np.minimum(cfg.buffer_pkts, sz.queue)
+    return K.Stations(acc=st_acc, alias=st_alias, open_acc=open_acc, open_alias=open_alias,
+                      svc_mean=cfg.service_mean_us, wfrac=cfg.write_frac, servers=c,
+                      slot0=slot0, buf=st_buf, machine=cfg.station_machine,
+                      wal_block=cfg.wal_block_us)
+
+
+def _clients(cfg: SimConfig, sz: Sizing, new, rng: np.random.Generator) -> K.Clients:
+    """The client threads, every one in the first timer list: they start at
+    staggered times (drawn from ``rng``)."""
+    N = sz.clients
+    start = np.sort(rng.random(N) * cfg.start_spread_us) if N else np.zeros(0)
+    tl_next, tl_prev, cl_dl = K.timer_lists(start)
+    return K.Clients(
+        att=new("cl_att"), first=new("cl_first"), cls=new("cl_cls"), write=new("cl_write"),
+        start=new("cl_start"), started=new("cl_started"), dl=cl_dl, tl_next=tl_next,
+        tl_prev=tl_prev, cs=new("cl_cs"), ask=new("cl_ask"), cstart=new("cl_cstart"),
+        cq=new("cq"), ch_t=new("ch_t"), ch_c=new("ch_c"))
+
+
+def _slots(cfg: SimConfig, sz: Sizing, new, servers: np.ndarray) -> K.Slots:
+    """The worker slots, free, each of its station (``servers`` a station, in
+    station order), and the tournament tree of their service ends (none)."""
+    sl_st = new("sl_st")
+    sl_st[:] = np.repeat(np.arange(cfg.stations, dtype=np.int64), servers)
+    sl_next = new("sl_next")
+    sl_next[:] = -1                     # no slot waits for a commit lock
+    tv, ti = new("tv"), new("ti")
+    K.tree_init(tv, ti, sz.tree)
+    return K.Slots(st=sl_st, busy=new("sl_busy"), c=new("sl_c"), a=new("sl_a"), w=new("sl_w"),
+                   arr=new("sl_arr"), start=new("sl_start"), since=new("sl_since"),
+                   cst=new("sl_cst"), bend=new("sl_bend"), next=sl_next, tv=tv, ti=ti,
+                   go=new("sl_go"), go_t=new("sl_go_t"))
+
+
+def _storage(cfg: SimConfig, new, rng: np.random.Generator) -> K.Storage:
+    """RocksDB's state (:mod:`model.rack.lsm`, its first syncs drawn from
+    ``rng``), the machines' busy workers and their commit paths (free)."""
+    ls, li, mach = lsm_mech.new_state(cfg.stations, cfg.machines, cfg.lsm_params[lsm_mech.P_MEM],
+                                      rng, cfg.lsm_params[lsm_mech.P_SYNC_BYTES])
+    m_lock = new("m_lock")
+    m_lock[:, K.L_HEAD] = -1
+    m_lock[:, K.L_TAIL] = -1
+    return K.Storage(lp=cfg.lsm_params, ls=ls, li=li, mach=mach, m_busy=new("m_busy"),
+                     m_lock=m_lock)
+
+
 class FastEngine:
     """Compiled discrete-event engine for one :class:`SimConfig`.
 
@@ -273,124 +362,56 @@ class FastEngine:
             _part, shape, dtype = lay[name]
             return np.zeros(shape, dtype=dtype)
 
-        n = cfg.stations
-        N = sz.clients
-        slots = sz.slots
-        tsize = sz.tree
         K.seed(int(seed) & 0x7FFFFFFF)
-        rng = np.random.default_rng(seed)   # only for the clients' staggered start
-
-        P = new("P")
-        P[K.P_SEND] = cfg.send_us
-        P[K.P_HIT_RTT] = cfg.hit_rtt_us
-        P[K.P_HALF_RTT] = cfg.miss_rtt_us / 2.0
-        P[K.P_TIMEOUT] = cfg.timeout_us if math.isfinite(cfg.timeout_us) else K.INF
-        P[K.P_LOSS] = cfg.loss_rate
-        P[K.P_HIT] = cfg.hit_ratio
-        P[K.P_SHAPE] = cfg.service_shape
-        P[K.P_OPEN_RATE] = cfg.open_rate_per_us
-        P[K.P_CTX] = cfg.ctx_penalty
-        P[K.P_CORES] = float(cfg.cores)
-        P[K.P_FIXED] = cfg.service_fixed_us
-        P[K.P_CPU] = cfg.client_cpu_us
-        P[K.P_TXN] = cfg.txn_commit_us
-        IP = new("IP")
-        IP[K.I_CLIENTS] = N
-        IP[K.I_ST] = n
-        IP[K.I_SLOTS] = slots
-        IP[K.I_LSM] = int(cfg.lsm)
-        IP[K.I_OPEN_WRITE] = int(cfg.open_write)
-        IP[K.I_RETRY] = int(cfg.retry)
-        ccores = sz.client_cores
-        IP[K.I_CCORES] = ccores
-        IP[K.I_TREE] = tsize
+        # only for the first open arrival, the clients' staggered start and
+        # RocksDB's first syncs, drawn in that order
+        rng = np.random.default_rng(seed)
+        P, IP = _parameters(cfg, sz, new)
         IS = new("IS")
         FS = new("FS")
         FS[K.F_NEXT_BG] = K.INF
         FS[K.F_NEXT_OPEN] = (rng.exponential(1.0 / cfg.open_rate_per_us)
                              if cfg.open_rate_per_us > 0 else K.INF)
         IS[K.S_BG_ST] = -1
-
-        # ring sizes: sim.fast.sizing
-        qcap = sz.queue
-        c = new("st_c")
-        c[:] = cfg.station_servers
-        st_acc, st_alias = pl_mech.station_table(cfg.station_probs)
-        op = cfg.open_probs if cfg.open_probs.sum() > 0 else cfg.station_probs
-        open_acc, open_alias = pl_mech.station_table(op)
-        slot0 = new("st_slot0")
-        slot0[1:] = np.cumsum(c)[:-1]
-        sl_st = new("sl_st")
-        sl_st[:] = np.repeat(np.arange(n, dtype=np.int64), c)
-        st_buf = new("st_buf")
-        st_buf[:] = np.minimum(cfg.buffer_pkts, qcap)
-
-        # clients start at staggered times through the first timer list
-        start = np.sort(rng.random(N) * cfg.start_spread_us) if N else np.zeros(0)
-        tl_next, tl_prev, cl_dl = K.timer_lists(start)
-        del start
+        stations = _stations(cfg, sz, new)
+        clients = _clients(cfg, sz, new, rng)
+        slots = _slots(cfg, sz, new, stations.servers)
+        self.G, self.C, self.hist = counters.new_chunk(cfg.stations)
+        storage = _storage(cfg, new, rng)
+        wire = K.Wire(*(new(name) for name in K.Wire._fields))
+        queues = K.Queues(*(new(f"q_{name}") for name in K.Queues._fields))
+        self.IS = IS
+        self._FS = FS
+        #: run_chunk's arguments after the chunk's end (sim.fast_kernel_state's groups)
+        self.kernel_args = (P, IP, IS, FS, K.seed_state(seed),
+                            K.Counts(self.G, self.C, self.hist), stations, clients, wire,
+                            queues, slots, storage)
         # the client timers (sim.fast_kernel.timer_lists), kept by name for checks
-        self._tl_next, self._tl_prev, self._cl_dl = tl_next, tl_prev, cl_dl
-
-        tv = new("tv")
-        ti = new("ti")
-        K.tree_init(tv, ti, tsize)
-        self.G, self.C, self.hist = counters.new_chunk(n)
-        ls, li, mach = lsm_mech.new_state(n, cfg.machines, cfg.lsm_params[lsm_mech.P_MEM], rng,
-                                          cfg.lsm_params[lsm_mech.P_SYNC_BYTES])
-        m_lock = new("m_lock")
-        m_lock[:, K.L_HEAD] = -1
-        m_lock[:, K.L_TAIL] = -1
-        sl_next = new("sl_next")
-        sl_next[:] = -1
-        self._q_n = new("q_n")
-        self._sl_busy = new("sl_busy")
-        self._sl_st = sl_st
+        self._tl_next, self._tl_prev, self._cl_dl = clients.tl_next, clients.tl_prev, clients.dl
+        self._q_n = queues.n
+        self._sl_busy = slots.busy
+        self._sl_st = slots.st
         # for the chunk boundaries (carry_over): when each slot's service (or
         # its wait at a write stop) began, when its block ends; the client
         # cores' holders and when their core time began
-        self._sl_start, self._sl_since, self._sl_bend = new("sl_start"), new("sl_since"), \
-            new("sl_bend")
-        self._cl_cstart, self._ch_c = new("cl_cstart"), new("ch_c")
+        self._sl_start, self._sl_since, self._sl_bend = slots.start, slots.since, slots.bend
+        self._cl_cstart, self._ch_c = clients.cstart, clients.ch_c
         # blocks that run past a chunk's end, counted in the next chunk (carry_over)
         self._block_carry = new("block_carry")
-        self.IS = IS
-        self._FS = FS
-        self.args = [
-            P, IP, IS, FS, self.G, self.C, self.hist,
-            st_acc, st_alias, open_acc, open_alias, cfg.service_mean_us, cfg.write_frac, c, slot0,
-            st_buf, cfg.station_machine, cfg.wal_block_us,
-            # clients
-            new("cl_att"), new("cl_first"), new("cl_cls"), new("cl_write"), new("cl_start"),
-            cl_dl, new("cl_started"), tl_next, tl_prev,
-            # FIFOs
-            new("hit_t"), new("hit_c"), new("hit_a"),
-            new("arr_t"), new("arr_c"), new("arr_a"), new("arr_s"), new("arr_w"),
-            new("rsp_t"), new("rsp_c"), new("rsp_a"),
-            # station queues
-            new("q_c"), new("q_a"), new("q_w"), new("q_t"), new("q_h"), self._q_n,
-            # slots
-            sl_st, self._sl_busy, new("sl_c"), new("sl_a"), new("sl_w"), new("sl_arr"),
-            self._sl_start, self._sl_since, tv, ti,
-            # RocksDB background state (model.rack.lsm) and busy workers per machine
-            cfg.lsm_params, ls, li, mach, new("m_busy"),
-            K.seed_state(seed),
-            # the client cores: each client's state there, when it asked, when its
-            # core time began; the FIFO ring of waiting clients; the heap of core ends
-            new("cl_cs"), new("cl_ask"), self._cl_cstart, new("cq"),
-            new("ch_t"), self._ch_c,
-            # the machines' commit paths: waiting slots' links, their services' ends,
-            # per machine (held, first waiting, last waiting)
-            sl_next, new("sl_cst"), m_lock,
-            # when each slot's block (WAL switch, slowdown) ends
-            self._sl_bend,
-        ]
+
+    @property
+    def args(self) -> list[np.ndarray]:
+        """Every array the kernel takes, one list (the groups' arrays in order)."""
+        out: list[np.ndarray] = []
+        for a in self.kernel_args:
+            out.extend(a if isinstance(a, tuple) else (a,))
+        return out
 
     def run_until(self, t_us: float) -> dict:
         self.G[:] = 0.0
         self.C[:] = 0.0
         self.hist[:] = 0
-        status = K.run_chunk(float(t_us), *self.args)
+        status = K.run_chunk(float(t_us), *self.kernel_args)
         if status != 0:
             raise RuntimeError(f"fast engine: event ring {status} overflowed (a sizing bug)")
         # the parts of blocks begun before this chunk that ran into it (carry_over)
