@@ -261,7 +261,7 @@ def test_batch_interrupted_keeps_every_piece_of_racks_solved(tmp_path, monkeypat
             raise KeyboardInterrupt
         return real(scs, profs, fn, prog)
     monkeypatch.setattr(rp, "solve_grid", solve_grid)
-    monkeypatch.setattr(batch, "_rows_per_piece", lambda *a: 1)
+    monkeypatch.setattr(batch, "rows_per_piece", lambda *a: 1)
     out = tmp_path / "p.csv"
     rc = cli.main(["predict", "--runs", str(src), "--out", str(out)])
     assert rc == 130 and "PARTIAL: interrupted after 1 of 3 rows" in capsys.readouterr().err

@@ -79,9 +79,9 @@ def test_a_rack_of_many_clients_that_re_arm_finishes():
     # that finishes, not a speed target. (Without client core time: with the
     # profile's few client cores these threads would wait for them, not re-arm.)
     code = textwrap.dedent("""
-        from model.profile import Profile
         from model.rack import compile_rack
         from model.scenario import Scenario
+        from runio.inputs import load_profile
         from sim.run import FastSimulator
         sc = Scenario.default().updated({
             "clients.threads": 371005, "clients.timeout_ms": 1.0647184796135576,
