@@ -75,7 +75,7 @@ What it means (docs/model.md):
 Mean-value forms: :func:`run_average_cost`, :func:`load_factor`, :func:`commit_wait`,
 :func:`service_scv`, :func:`residual_us`
 (the analytic solver's mean CPU stretch is its own: threads runnable beside a
-worker as a Poisson count, :func:`model.solvers.analytic._mean_stretch`).
+worker as a Poisson count, :func:`model.solvers.stations._mean_stretch`).
 Per-event forms: :func:`cost_at` (per simulated second), :func:`load_factor`,
 :func:`stretch`, :func:`stretched`, :func:`draw_service`.
 """
