@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from calibrate import cli
+from calibrate import knob_predictions
 from calibrate import knobs as K
 from runio.inputs import load_profile
 
@@ -352,7 +353,7 @@ def test_ctrl_c_keeps_the_table_and_exits_130(tmp_path, capsys, monkeypatch):
 
     def interrupted(task):
         raise KeyboardInterrupt
-    monkeypatch.setattr(K, "_simulate_task", interrupted)
+    monkeypatch.setattr(knob_predictions, "simulate_rack", interrupted)
     rc = cli.main(["knobs", "--runs", path, "--seconds", "0.2", "--jobs", "1", "--out", str(out),
                    "--no-progress"])
     cap = capsys.readouterr()
