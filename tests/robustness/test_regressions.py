@@ -396,10 +396,11 @@ def test_a_worker_stopped_and_blocked_counts_as_stalled_once():
     from model.rack import compile_rack
     from model.solvers import analytic as an
     from model.solvers.analytic import AnalyticSolver
+    from model.solvers.outcome import _outcome
     spec = compile_rack(Scenario.default().updated({"servers.count": 4}),
                         load_profile("tofino-testbed"))
     RO, WO, OFF = an._solve_packed([an._pack(spec)])
-    out, _ = an._outcome(spec, RO[0], WO)
+    out, _ = _outcome(spec, RO[0], WO)
     m = spec.servers
     stuck = dc.replace(out, stall_frac=np.full(m, 0.9), block_frac=np.full(m, 0.5))
     pred = from_outcome(spec, stuck, "analytic", {})
