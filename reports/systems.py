@@ -27,7 +27,12 @@ def _system_pages() -> ModuleType:
 
 def main(argv: list[str] | None = None) -> int:
     """:func:`calibrate.systems_pages.main`."""
-    return _system_pages().main(argv)
+    from runio.exits import run_command
+    loaded: list[ModuleType] = []
+    # loading calibrate takes a second or two: a Ctrl-C then ends like one
+    # during the work (exit 130, no traceback)
+    code = run_command(lambda: loaded.append(_system_pages()))
+    return loaded[0].main(argv) if loaded else code
 
 
 if __name__ == "__main__":
