@@ -183,10 +183,16 @@ def without_stalls(spec: LsmSpec) -> LsmSpec:
                    maxnum=max(spec.maxnum, NO_STALL_MAXNUM))
 
 
+def wal_switch_block_us(wal: bool, base_us: float, per_mbps: float, machine_write_mbps):
+    """A WAL switch blocks its write this long at the machine's write rate, MiB/s
+    (zero with the WAL off); the mean-value form, compiled into the solver."""
+    return base_us + per_mbps * machine_write_mbps if wal else 0.0
+
+
 def wal_block_us(wal, base_us, per_mbps, machine_write_mbps):
-    """Both forms: a WAL switch blocks its write this long at the machine's write
-    rate (zero with the WAL off); arrays broadcast."""
-    return np.where(wal, base_us + per_mbps * np.asarray(machine_write_mbps, dtype=float), 0.0)
+    """:func:`wal_switch_block_us` over arrays (the simulators, per machine)."""
+    return np.where(wal, wal_switch_block_us(True, base_us, per_mbps,
+                                             np.asarray(machine_write_mbps, dtype=float)), 0.0)
 
 
 # ======================================================================

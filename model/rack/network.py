@@ -60,6 +60,14 @@ def admits(idle_slot: bool, waiting: int, buffer_pkts: int) -> bool:
 
 
 # ---------------------------------------------------------------- mean-value form
+def wire_lost_per_request(w: float) -> float:
+    """Attempts lost on the wire per request when each is lost with
+    probability ``w`` and a lost one is sent again (geometric: ``w / (1 - w)``;
+    the simulators drop every request packet, first attempt or resend, hit or
+    miss, with that probability)."""
+    return w / (1.0 - w) if w < 1.0 else math.inf
+
+
 def tail_overflow(util: float, buffer_pkts: float, most: float) -> float:
     """Probability that an arriving packet finds the buffer full, for a worker
     busy ``util`` of the time with ``buffer_pkts`` places, when at most

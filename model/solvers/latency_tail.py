@@ -49,7 +49,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from ..rack import clients as cl_mech, service as svc_mech
+from ..rack import clients as cl_mech, network as nw_mech, service as svc_mech
 from ._jit import njit, register_jitable
 from .bracket import illinois_step
 
@@ -104,7 +104,7 @@ def of_arrays(spec, share, R, Q, process, held, blocked, lost, dup, client_us: f
         np.ascontiguousarray(held, dtype=float), np.ascontiguousarray(blocked, dtype=float),
         np.ascontiguousarray(lost, dtype=float), np.ascontiguousarray(dup, dtype=float),
         float(spec.placement.hit_ratio), c.hit_rtt_us, c.miss_rtt_us,
-        wire / (1.0 - wire) if wire < 1.0 else 0.0, sv.recv_floor_us + sv.gap_us, sv.cv ** 2,
+        nw_mech.wire_lost_per_request(wire), sv.recv_floor_us + sv.gap_us, sv.cv ** 2,
         n, K, c.retry == cl_mech.RETRY_STRICT)
     if paths.shape[0] == 0:
         return none()

@@ -15,20 +15,12 @@ import math
 
 from ._jit import njit
 from .bracket import illinois_step
-from .mechanisms import C_STOPEV, C_STOPS, C_WALEV, block_gather, budget_us, tail_overflow
+from .mechanisms import (C_STOPEV, C_STOPS, C_WALEV, block_gather, budget_us, tail_overflow,
+                         wire_lost_per_request)
 from .packing import (K_DUP, K_S, K_U, R_CPU, R_CV2, R_E, R_FLOOR, R_GAP, R_HIT, R_HIT_RTT, R_K,
                       R_MISS_RTT, R_N, R_PERIOD, R_SEND, R_STRICT, R_SYNCUS, R_T, R_WAL, R_WIRE,
                       V_HELD, V_LOST, V_Q, V_R, W_S, W_WF)
 from .stations import _residence
-
-
-@njit(cache=True)
-def _wire_lost(w):
-    """Attempts lost on the wire per request when each is lost with
-    probability ``w`` and a lost one is sent again (geometric: ``w / (1 - w)``;
-    the simulators drop every request packet, first attempt or resend, hit or
-    miss, with that probability)."""
-    return w / (1.0 - w) if w < 1.0 else math.inf
 
 
 @njit(cache=True)
@@ -141,7 +133,7 @@ def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs
         if rs[R_WIRE] > 0.0:
             # every attempt is lost on the wire with probability w, the resend
             # after its timeout too: w / (1 - w) lost attempts per request
-            lost_visit += _wire_lost(rs[R_WIRE]) * (1.0 + wk[i, K_DUP])
+            lost_visit += wire_lost_per_request(rs[R_WIRE]) * (1.0 + wk[i, K_DUP])
         lost += s_i * lost_visit
         resends += s_i * (wk[i, K_DUP] + late)
         if rs[R_STRICT] > 0.0:
@@ -157,7 +149,7 @@ def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs
             out_w[i, V_HELD] = held
     if rs[R_WIRE] > 0.0:
         # a hit's packets cross the wire too (to the switch and back)
-        lost += rs[R_HIT] * _wire_lost(rs[R_WIRE])
+        lost += rs[R_HIT] * wire_lost_per_request(rs[R_WIRE])
     sleep = lost * T if math.isfinite(T) else 0.0
     block_sleep = block_drop * T if math.isfinite(T) else 0.0
     return lost, resends, held_sum, resid, sleep, stop, block_sleep

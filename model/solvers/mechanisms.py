@@ -17,10 +17,12 @@ from ._jit import register_jitable
 
 for _f in (cl_mech.client_residence, cl_mech.client_core_wait, cl_mech.client_utilization,
            cl_mech.budget_us, cl_mech.gamma_sf,
-           cl_mech.late_resends, cl_mech.residence_scv, nw_mech.tail_overflow,
+           cl_mech.late_resends, cl_mech.residence_scv, nw_mech.wire_lost_per_request,
+           nw_mech.tail_overflow,
            nw_mech.block_gather, svc_mech.commit_wait, svc_mech.stretch,
            svc_mech.service_scv, svc_mech.residual_us,
-           lsm_mech._level_time, lsm_mech._rise, lsm_mech.cycle_stats):
+           lsm_mech._level_time, lsm_mech._rise, lsm_mech.cycle_stats,
+           lsm_mech.wal_switch_block_us):
     register_jitable(_f)
 
 client_residence = cl_mech.client_residence
@@ -30,6 +32,7 @@ gamma_sf = cl_mech.gamma_sf
 client_core_wait = cl_mech.client_core_wait
 client_utilization = cl_mech.client_utilization
 budget_us = cl_mech.budget_us
+wire_lost_per_request = nw_mech.wire_lost_per_request
 tail_overflow = nw_mech.tail_overflow
 block_gather = nw_mech.block_gather
 commit_wait = svc_mech.commit_wait
@@ -37,6 +40,7 @@ service_scv = svc_mech.service_scv
 residual_us = svc_mech.residual_us
 stretch = svc_mech.stretch
 cycle_stats = lsm_mech.cycle_stats
+wal_switch_block_us = lsm_mech.wal_switch_block_us
 C_N = lsm_mech.C_N
 C_STOP, C_STOPEV, C_STOPS, C_SLOW, C_WAL, C_WALEV, C_BUSY, C_DISK, C_COMP, C_STOPF, \
     C_MPF, C_CYCLE = (lsm_mech.C_STOP_US, lsm_mech.C_STOP_EVENT_US, lsm_mech.C_STOPS_PER_WRITE,

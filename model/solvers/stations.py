@@ -27,7 +27,8 @@ import math
 from ._jit import njit
 from .mechanisms import (C_BUSY, C_COMP, C_DISK, C_SLOW, C_STOP, C_STOPF, C_WAL, budget_us,
                          client_core_wait, commit_wait, cycle_stats, gamma_sf, late_resends,
-                         residence_scv, residual_us, service_scv, stretch)
+                         residence_scv, residual_us, service_scv, stretch,
+                         wal_switch_block_us)
 from .packing import (K_A, K_DUP, K_EXTRA, K_LAM, K_MACH, K_OPN, K_RUN, K_S, K_STRT, K_U, K_W,
                       K_WFRAC, R_CCORES, R_CORES, R_COMPACTS, R_CPU, R_CTX, R_CV2, R_DISK, R_E,
                       R_EB, R_EVICT, R_FIXED, R_FLOOR, R_FN, R_FWF, R_GAP, R_IP, R_K, R_MEMB,
@@ -77,7 +78,7 @@ def _flush_cycles(rs, ws, wk, cyc, mt, n_mach):
         for i in range(M):
             m = int(wk[i, K_MACH])
             mbps = mt[m, 1] * rs[R_EB] / 1.048576           # bytes/us -> MiB/s
-            wal_ev = rs[R_WALBASE] + rs[R_WALPER] * mbps if wal else 0.0
+            wal_ev = wal_switch_block_us(wal, rs[R_WALBASE], rs[R_WALPER], mbps)
             share = rs[R_DISK] / max(1.0, mt[m, 3])
             cycle_stats(cyc[i], rs[R_E], rs[R_EB], rs[R_MEMB], int(rs[R_FN]), int(rs[R_MX]),
                         rs[R_FIXED], rs[R_FWF], rs[R_SLOWBPU], rs[R_COMPACTS] > 0.0,
