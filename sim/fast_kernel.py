@@ -65,7 +65,7 @@ mostly latency. What made it faster (each checked to leave every counter of
 the reference racks equal to the bit): arrays that numba does not
 reference-count (:func:`_unowned`), indices it need not wrap
 (:func:`_nonneg`), state in locals rather than arrays (the generator, the
-heads, a sending client's fields), glibc's logarithm inline (:func:`_log`)
+heads, a sending client's fields), glibc's logarithm inline (:func:`fast_log`)
 and a service's draw begun before the event's own work (in
 :func:`run_chunk`).
 
@@ -94,7 +94,7 @@ from __future__ import annotations
 
 # (first of the kernel's modules: it sets numba's cache directory)
 from .fast_kernel_jit import INF, cache_dir, kernel_sources, _nonneg, _unowned  # noqa: F401
-from .fast_kernel_draws import _exponential, _log, _log_draw, _service, _u01, seed, \
+from .fast_kernel_draws import exponential, fast_log, log_draw, service_draw, u01, seed, \
     seed_state  # noqa: F401
 from .fast_kernel_loop import run_chunk  # noqa: F401
 from .fast_kernel_queues import Cores, Ring, timer_lists, tree_init, _heap_pop, _heap_push, \

@@ -18,7 +18,7 @@ from numba import njit
 from model.rack import clients as _cl, placement as _pl
 
 from . import counters as K
-from .fast_kernel_draws import _u01
+from .fast_kernel_draws import u01
 # (first of the kernel's modules: it sets numba's cache directory)
 from .fast_kernel_jit import INF, _nonneg
 from .fast_kernel_queues import Cores, _heap_pop, _heap_push, _ring_push, _timer_head, \
@@ -168,12 +168,12 @@ def _send(pr, stn, cl, w, cnt, t, c, new_req, rng, hit, arr):
             cnt.G[K.G_ISSUED] += 1.0
             cl.start[c] = t
         cl.first[c] = att
-        u_hit, rng = _u01(rng)
-        u_st, rng = _u01(rng)
+        u_hit, rng = u01(rng)
+        u_st, rng = u01(rng)
         cls = _pl.draw_station(u_hit, u_st, pr.hit_p, stn.acc, stn.alias)
         wr = 0
         if cls >= 0:
-            u, rng = _u01(rng)
+            u, rng = u01(rng)
             wr = 1 if u < stn.wfrac[_nonneg(cls)] else 0
         cl.cls[c] = cls
         cl.write[c] = wr
@@ -185,7 +185,7 @@ def _send(pr, stn, cl, w, cnt, t, c, new_req, rng, hit, arr):
     timer_nt, timer_c = _timer_head(pr.n_cl, cl.dl, cl.tl_next)
     lost = False
     if pr.loss > 0.0:
-        u, rng = _u01(rng)
+        u, rng = u01(rng)
         lost = u < pr.loss
     if lost:
         cnt.G[K.G_WIRE] += 1.0

@@ -48,7 +48,7 @@ def seed_state(s: int) -> np.ndarray:
 
 
 @njit(cache=True, inline="always")
-def _u01(st):
+def u01(st):
     """A uniform double in [0, 1) (the top 53 bits of xoshiro256+) and the
     generator's next state, a tuple of four uint64 words: the loop keeps it
     in registers (in an array, every draw loaded and stored it, and any store
@@ -202,7 +202,7 @@ def _log_near1(x):
 
 
 @njit(cache=True, inline="always")
-def _log(x):
+def fast_log(x):
     """math.log(x) for a positive x, bit for bit glibc's (see above)."""
     ix = _f64_bits(x)
     if np.uint64(ix - _NEAR1_LO) < np.uint64(_NEAR1_SPAN):
@@ -226,25 +226,25 @@ def _log(x):
 
 
 @njit(cache=True, inline="always")
-def _log_draw(st):
+def log_draw(st):
     """log(1 - u) for the generator's next uniform u (so -mean times it is an
     exponential draw: inverse CDF, 1 - u in (0, 1]), and the state after u."""
-    u, st = _u01(st)
-    return _log(1.0 - u), st
+    u, st = u01(st)
+    return fast_log(1.0 - u), st
 
 
 @njit(cache=True, inline="always")
-def _exponential(st, mean):
+def exponential(st, mean):
     """An exponential draw of the given mean, and the generator's next state."""
-    lg, st = _log_draw(st)
+    lg, st = log_draw(st)
     return -mean * lg, st
 
 
 @njit(cache=True, inline="always")
-def _service(log_u, mean, shape, fixed):
+def service_draw(log_u, mean, shape, fixed):
     """:func:`model.rack.service.draw_service`: the fixed part plus an
     exponential (shape 1) of the rest from the kernel's generator, its draw's
-    log term ``log_u`` given (:func:`_log_draw`), or a gamma. Returns the
+    log term ``log_u`` given (:func:`log_draw`), or a gamma. Returns the
     service time and whether it took that draw."""
     if shape == 1.0 and mean > fixed:
         return fixed + -(mean - fixed) * log_u, True

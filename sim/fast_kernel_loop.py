@@ -15,7 +15,7 @@ from numba import njit
 # (first of the kernel's modules: it sets numba's cache directory)
 from .fast_kernel_jit import INF, _nonneg, _unowned_all
 from .fast_kernel_clients import _ask_core, _core_ends, _reply, _send, _timer_fires
-from .fast_kernel_draws import _log_draw
+from .fast_kernel_draws import log_draw
 from .fast_kernel_queues import EV_ARRIVAL, EV_BG, EV_END, EV_HIT, EV_OPEN, EV_REPLY, \
     EV_SERVICE, EV_TIMER, Cores, Ring, _next_event, _ring_pop, _timer_head
 from .fast_kernel_state import F_NEXT_BG, F_NEXT_OPEN, F_NOW, S_ARR_H, S_ARR_N, S_BG_KIND, \
@@ -71,7 +71,7 @@ def run_chunk(t_end, P, IP, IS, FS, rs, counts, stations, clients, wire, queues,
     pr = params(P, IP, cl, w, q)
     hit, arr, rsp, cores, bg, next_open, tree_nt, timer_nt, timer_c = _load(IS, FS, w, cl, sl,
                                                                           pr.n_cl)
-    rng = (rs[0], rs[1], rs[2], rs[3])      # the generator's state (_u01)
+    rng = (rs[0], rs[1], rs[2], rs[3])      # the generator's state (u01)
     ret = 0
     t = t_end
     while True:
@@ -92,7 +92,7 @@ def run_chunk(t_end, P, IP, IS, FS, rs, counts, stations, clients, wire, queues,
         # event's first draw, so it takes this one too (and a service after
         # it in the same event draws anew).
         ahead = kind == EV_ARRIVAL or kind == EV_SERVICE
-        log_ahead, rng_ahead = _log_draw(rng)
+        log_ahead, rng_ahead = log_draw(rng)
         took = False                      # the event took the draw begun ahead
         if kind == EV_HIT or kind == EV_REPLY:      # a reply reaches its client
             if kind == EV_HIT:

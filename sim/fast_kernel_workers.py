@@ -17,7 +17,7 @@ from numba import njit
 from model.rack import lsm as _lsm, network as _nw, placement as _pl, service as _svc
 
 from . import counters as K
-from .fast_kernel_draws import _exponential, _log_draw, _service, _u01
+from .fast_kernel_draws import exponential, log_draw, service_draw, u01
 # (first of the kernel's modules: it sets numba's cache directory)
 from .fast_kernel_jit import INF, _nonneg, write_start
 from .fast_kernel_queues import _ring_push, _tree_set
@@ -143,9 +143,9 @@ def _background(stn, sto, cnt, t, bg_st, bg_kind):
 def _open_arrival(pr, stn, t, rng):
     """An open (Poisson) arrival: (its packet (client, attempt, station,
     write), the next arrival's time, the generator's state)."""
-    u, rng = _u01(rng)
+    u, rng = u01(rng)
     s = _pl.draw_station(1.0, u, 0.0, stn.open_acc, stn.open_alias)
-    gap, rng = _exponential(rng, 1.0 / pr.open_rate)
+    gap, rng = exponential(rng, 1.0 / pr.open_rate)
     return (-1 if pr.n_cl == 0 else -3, 0, s, pr.open_write), t + gap, rng
 
 
@@ -238,8 +238,8 @@ def _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead, rng_a
                 tree_nt = _tree_set(sl.tv, sl.ti, pr.tsize, i, INF)
                 continue
         if not ahead:            # the draw begun above is not the generator's next
-            log_ahead, rng_ahead = _log_draw(rng)
-        work, took = _service(log_ahead, stn.svc_mean[s], pr.shape, pr.fixed)
+            log_ahead, rng_ahead = log_draw(rng)
+        work, took = service_draw(log_ahead, stn.svc_mean[s], pr.shape, pr.fixed)
         if took:
             rng = rng_ahead
             ahead = False

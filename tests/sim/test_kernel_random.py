@@ -21,7 +21,7 @@ def _uniforms(rs, n):
     st = (rs[0], rs[1], rs[2], rs[3])
     out = np.empty(n)
     for i in range(n):
-        out[i], st = F._u01(st)
+        out[i], st = F.u01(st)
     rs[0], rs[1], rs[2], rs[3] = st
     return out
 
@@ -31,7 +31,7 @@ def _exponentials(rs, mean, n):
     st = (rs[0], rs[1], rs[2], rs[3])
     out = np.empty(n)
     for i in range(n):
-        out[i], st = F._exponential(st, mean)
+        out[i], st = F.exponential(st, mean)
     rs[0], rs[1], rs[2], rs[3] = st
     return out
 
