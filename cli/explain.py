@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from model.errors import InputError
+from model.json_values import finite_or_none
 from runio.safe_io import REPORT_TYPES, output_type
 
 
@@ -43,24 +44,13 @@ def run(args) -> int:
     sc, profile = load_inputs(args)
     ex = explain(sc, profile, shapley=args.shapley)
     if args.json:
-        print(json.dumps(_finite(ex.to_dict()), indent=1))
+        print(json.dumps(finite_or_none(ex.to_dict()), indent=1))
     else:
         print(format_explanation(ex, sc, profile.name))
     if args.out:
         write_explanation(ex, args.out, sc)
         print(f"written to {args.out}", file=sys.stderr)
     return 0
-
-
-def _finite(x):
-    import math
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    return x
 
 
 def format_explanation(ex, sc=None, profile_name: str = "") -> str:
@@ -129,7 +119,7 @@ def write_explanation(ex, path: str, sc=None) -> Path:
             from reports.questions import write_explain_page
             write_explain_page(ex, p, scenario=sc.to_dict() if sc is not None else None)
         elif ext == ".json":
-            write_text(p, json.dumps(_finite(ex.to_dict()), indent=1) + "\n")
+            write_text(p, json.dumps(finite_or_none(ex.to_dict()), indent=1) + "\n")
         else:
             with atomic_write(p) as fh:
                 w = csv.writer(fh)

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 from runio.exits import ArgumentParser, at_least, run_command
 from model.errors import InputError
+from model.json_values import finite_or_none
 from runio.safe_io import output_path, output_type
 from model.prediction import Prediction
 from model.profile import Profile
@@ -344,19 +345,7 @@ def prediction_json(pred: Prediction, sc: Scenario | None = None,
         d["scenario"] = sc.name
     if profile is not None:
         d["profile"] = profile.name
-    return _finite(d)
-
-
-def _finite(x):
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    if hasattr(x, "tolist"):
-        return _finite(x.tolist())
-    return x
+    return finite_or_none(d)
 
 
 def _emit(pred: Prediction, sc: Scenario, profile: Profile, args) -> None:

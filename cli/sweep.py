@@ -31,7 +31,6 @@ no traceback.
 
 from __future__ import annotations
 
-import csv
 import itertools
 import json
 import math
@@ -43,10 +42,11 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from model.errors import InputError
+from model.json_values import finite_or_none
 from runio.exits import at_least
 from model.prediction import Prediction
 from model.profile import Profile
-from runio.safe_io import REPORT_TYPES, atomic_write, output_type, read_csv, write_text
+from runio.safe_io import REPORT_TYPES, output_type, read_csv, write_rows_csv, write_text
 from model.scenario import Scenario, parse_value, resolve_key
 from runio.inputs import load_profile, load_scenario
 
@@ -260,7 +260,7 @@ def summary_row(pred: Prediction, interval: tuple[float, float] | None = None) -
 
 def _percentiles(pred: Prediction) -> dict[str, Any]:
     """The latency's p50 / p95 / p99 (us), and the p99's interval where there is one."""
-    from runio.columns import latency_columns
+    from model.prediction import latency_columns
     out = {k: v for k, v in latency_columns(pred).items() if k != "latency_us"}
     iv = (pred.details.get("latency_us_percentile_intervals") or {}).get("p99") or {}
     out["latency_p99_lo_us"] = iv.get("lo_us")
@@ -322,7 +322,7 @@ class SweepResult:
 
     # ---- outputs
     def to_dict(self) -> dict[str, Any]:
-        return _finite({
+        return finite_or_none({
             "keys": self.keys, "baseline_row": self.baseline, "profile": self.profile,
             "combination": (f"rows of {self.plan}" if self.plan else
                             "zip" if self.zipped else "cartesian product"),
@@ -353,16 +353,6 @@ COLUMN_UNITS = {
     "pktloss": "packets per run of workload.queries_m",
     "false_pos": "packets per run of workload.queries_m",
 }
-
-
-def _finite(x):
-    if isinstance(x, float):
-        return x if math.isfinite(x) else None
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_finite(v) for v in x]
-    return x
 
 
 def run_sweep(base: Scenario, profile: Profile, axes: Sequence[Axis], *, zip_: bool = False,
@@ -480,14 +470,7 @@ def write_output(res: SweepResult, path: str | Path, title: str | None = None) -
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         if ext == ".csv":
-            cols: list[str] = []
-            for r in res.rows:
-                cols += [k for k in r if k not in cols]
-            with atomic_write(p) as fh:
-                w = csv.writer(fh)
-                w.writerow(cols)
-                for r in res.rows:
-                    w.writerow([_csv(r.get(c)) for c in cols])
+            write_rows_csv(p, res.rows, _csv)
         elif ext == ".json":
             write_text(p, json.dumps(res.to_dict(), indent=1) + "\n")
         else:

@@ -43,7 +43,7 @@ from runio.exits import at_least
 from model.profile import Profile
 from model.scenario import Scenario
 
-from runio.columns import latency_columns
+from model.prediction import latency_columns
 
 from .sweep import solve as solve_with_intervals
 # what may change is defined in cli/tune_space.py; importable from here as well
@@ -138,8 +138,8 @@ class TuneResult:
                 f"configurations solved by the analytic model (profile '{self.profile}').")
 
     def to_dict(self) -> dict[str, Any]:
-        from .explain import _finite
-        return _finite({
+        from model.json_values import finite_or_none
+        return finite_or_none({
             "objective": self.objective, "max_latency_us": self.max_latency_us,
             "latency_stat": self.latency_stat,
             "varied": {k: self.ranges[k] for k in self.keys},
@@ -407,7 +407,7 @@ def format_tune(t: TuneResult) -> str:
 
 
 def write_tune(t: TuneResult, path: str | Path) -> Path:
-    from runio.safe_io import atomic_write, output_type, write_text
+    from runio.safe_io import output_type, write_rows_csv, write_text
     p = Path(path)
     ext = output_type(path)
     try:
@@ -415,16 +415,8 @@ def write_tune(t: TuneResult, path: str | Path) -> Path:
         if ext == ".json":
             write_text(p, json.dumps(t.to_dict(), indent=1) + "\n")
         elif ext == ".csv":
-            import csv
-            cols: list[str] = []
-            for r in t.history:
-                cols += [k for k in r if k not in cols]
-            with atomic_write(p) as fh:
-                wr = csv.writer(fh)
-                wr.writerow(cols)
-                for r in t.history:
-                    wr.writerow([f"{v:.6g}" if isinstance(v, float) else show_value(v)
-                                 for v in (r.get(c) for c in cols)])
+            write_rows_csv(p, t.history,
+                           lambda v: f"{v:.6g}" if isinstance(v, float) else show_value(v))
         else:
             from reports.questions import write_tune_page
             write_tune_page(t, p)

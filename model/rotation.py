@@ -37,13 +37,13 @@ about 1.4, 2.9, 5.8 and 12 MOPS at 16, 32, 64 and 128 servers).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .errors import InputError
+from .json_values import finite_or_none
 from .profile import Profile
 from .scenario import Scenario
 
@@ -68,24 +68,13 @@ class Rotation:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``predict --measure rotation --json`` object (non-finite -> null)."""
-        return _finite({
+        return finite_or_none({
             "measure": "rotation", "engine": self.engine, "servers": self.servers,
             "bottleneck": self.bottleneck,
             "throughput_mops": self.throughput_mops, "normalized_x": self.normalized_x,
             "cache_hit_ratio": self.cache_hit_ratio, "partition_mops": list(self.partition_mops),
             "partition_server_mops": list(self.partition_server_mops),
             "rotations": self.rotations, "units": dict(UNITS), "details": dict(self.details)})
-
-
-def _finite(v):
-    """``v`` with every non-finite float as None (JSON has no NaN)."""
-    if isinstance(v, dict):
-        return {k: _finite(x) for k, x in v.items()}
-    if isinstance(v, (list, tuple)):
-        return [_finite(x) for x in v]
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    return v
 
 
 def rotation_plan(scenario: Scenario):

@@ -534,9 +534,9 @@ def load_source(spec: str, *, layout: str = "farreach"):
     statistics) or a key trace."""
     if spec is None or spec == "":
         return None
-    if spec in embedded_profiles() and os.sep not in spec and "/" not in spec:
+    if spec in embedded_profiles():            # file stems: never a path
         return _embedded(spec)
-    return _READ_FILE[0](spec, layout)
+    return _read_file(spec, layout)
 
 
 def _no_file_reader(spec: str, layout: str):
@@ -546,12 +546,13 @@ def _no_file_reader(spec: str, layout: str):
 
 
 #: reads a workload file: ``(spec, layout) -> source`` (the domain reads no file)
-_READ_FILE = [_no_file_reader]
+_read_file = _no_file_reader
 
 
 def set_file_reader(reader) -> None:
     """Install how workload files are read (:func:`runio.workload_files.load_file`)."""
-    _READ_FILE[0] = reader
+    global _read_file
+    _read_file = reader
 
 
 def source_from_file(shown: str, read_text, read_lines, layout: str):

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from model.errors import InputError
-from runio.safe_io import input_path, read_text
+from runio.safe_io import open_input, read_text
 
 # Measured columns of the reference data (data/README.md); with ``pred_*``
 # columns these are the outputs of a row, everything else is an input.
@@ -78,14 +78,7 @@ def read_csv(path: str | Path, *, numeric: Iterable[str] = (), all_numeric: bool
     with ``all_numeric`` every column must hold a plain number.
     """
     src = str(path)
-    input_path(path, "CSV file")
-    try:
-        fh = open(path, newline="", encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", source=src) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=src) from None
-    with fh:
+    with open_input(path, "CSV file", newline="", encoding="utf-8") as fh:
         try:
             reader = csv.reader(fh, strict=True)
             header = next(reader, None)

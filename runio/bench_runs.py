@@ -123,7 +123,7 @@ def _storage(row: Row, ch: dict) -> None:
 
 
 def _predict_ycsb(row: Row, profile: Profile) -> dict[str, Any]:
-    from .columns import latency_columns
+    from model.prediction import latency_columns
     from model.solvers import predict
     p = predict(ycsb_scenario(row), profile)
     out = {"pred_mops": p.throughput_mops, "pred_latency_avg_us": p.client.latency_us}

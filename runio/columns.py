@@ -13,7 +13,7 @@ import math
 from typing import Any, Sequence
 
 from model.errors import InputError
-from model.prediction import LATENCY_PERCENTILES, Prediction, latency_columns  # noqa: F401  (columns of a prediction)
+from model.prediction import Prediction
 
 STATS = ("avg", "min", "max", "per-server")
 

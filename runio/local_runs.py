@@ -55,7 +55,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .columns import farreach_columns, latency_columns
+from model.prediction import latency_columns
+
+from .columns import farreach_columns
 from .farreach_kinds import wait_stat
 from model.profile import Profile
 from model.registry import KINDS, RackForm, RunKind, register

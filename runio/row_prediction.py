@@ -81,7 +81,7 @@ def _with_latency(cols: dict[str, Any], preds: list) -> dict[str, Any]:
     """A rack row's columns plus its own rack's client latency, mean and
     percentiles (predicted whether or not the row measured them; a kind
     that measures them under these names keeps its own)."""
-    from .columns import latency_columns
+    from model.prediction import latency_columns
     return {**cols, **{k: v for k, v in latency_columns(preds[0]).items() if k not in cols}} \
         if preds else cols
 

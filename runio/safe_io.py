@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
 from model.errors import InputError
-from model.toml_text import BOM, locate_in_toml, parse_toml, toml_line  # noqa: F401  (re-exported)
+from model.toml_text import BOM, parse_toml
 
 
 #: The largest input file read (text inputs: scenarios, profiles, plans, runs
@@ -96,6 +96,19 @@ def decode(data: bytes, source: str, what: str = "file") -> str:
         raise InputError(f"a NUL byte: this is a binary file, not a {what}", source=source,
                          line=line)
     return text[1:] if text.startswith(BOM) else text
+
+
+def open_input(path: str | os.PathLike, what: str = "file", field: str | None = None,
+               **open_args):
+    """An input file checked (:func:`input_path`) and opened for reading text
+    (``open_args`` as :func:`open` takes them), to be read as a stream."""
+    input_path(path, what, field)
+    try:
+        return open(path, **open_args)
+    except FileNotFoundError:           # gone since the check
+        raise InputError("file not found", source=str(path)) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", source=str(path)) from None
 
 
 def read_text(path: str | os.PathLike, what: str = "file", field: str | None = None) -> str:
@@ -176,18 +189,6 @@ def _ends_in_quotes(text: str) -> bool:
     except csv.Error as exc:
         return "unexpected end of data" in str(exc)
     return False
-
-
-def locate_in_toml_file(exc: InputError, path: str | None) -> InputError:
-    """:func:`locate_in_toml` for an error found after the file was read
-    (e.g. a profile value checked when a rack is compiled)."""
-    if not path or path.startswith("<") or exc.line is not None:
-        return exc
-    try:
-        text = decode(Path(path).read_bytes(), path)
-    except (OSError, InputError):
-        return exc.located(source=path)
-    return locate_in_toml(exc, text, path)
 
 
 # ---------------------------------------------------------------- outputs
@@ -287,6 +288,20 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, newline: str | Non
                              "version of it is unchanged", source=str(path)) from None
         raise
     _fsync_dir(folder)
+
+
+def write_rows_csv(path: str | os.PathLike, rows: Sequence[dict], cell) -> None:
+    """``rows`` as a CSV, atomically: every key any row has is a column (in
+    the order first seen), ``cell(value)`` the text of each cell (None for a
+    key a row lacks)."""
+    cols: list[str] = []
+    for r in rows:
+        cols += [k for k in r if k not in cols]
+    with atomic_write(path) as fh:
+        w = csv.writer(fh)
+        w.writerow(cols)
+        for r in rows:
+            w.writerow([cell(r.get(c)) for c in cols])
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

@@ -17,7 +17,7 @@ from typing import Iterator
 from model import workload_sources as ws
 from model.errors import InputError
 
-from .safe_io import input_path, read_text
+from .safe_io import open_input, read_text
 
 
 def install() -> None:
@@ -49,14 +49,7 @@ def _load(abspath: str, shown: str, mtime: int, layout: str):
 
 def read_trace(path: str) -> Iterator[str]:
     """A key trace's lines, checked first (not a folder, pipe or device)."""
-    input_path(path, "key trace", field="--trace")
-    try:
-        fh = open(path, encoding="utf-8", errors="strict")
-    except FileNotFoundError:
-        raise InputError("file not found", source=path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", source=path) from None
-    with fh:
+    with open_input(path, "key trace", "--trace", encoding="utf-8", errors="strict") as fh:
         yield from fh
 
 

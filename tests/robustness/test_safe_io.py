@@ -5,6 +5,7 @@ import stat
 
 import pytest
 
+from model import toml_text
 from runio import safe_io
 from model.errors import InputError
 
@@ -28,12 +29,12 @@ workers = 1
     ("nowhere.key", None),
 ])
 def test_toml_line_finds_the_key(key, line):
-    assert safe_io.toml_line(TOML, key) == line
+    assert toml_text.toml_line(TOML, key) == line
 
 
 def test_toml_syntax_errors_carry_the_line():
     with pytest.raises(InputError) as ei:
-        safe_io.parse_toml('a = 1\nb = [1,,]\n', "f.toml")
+        toml_text.parse_toml('a = 1\nb = [1,,]\n', "f.toml")
     assert ei.value.line == 2 and ei.value.source == "f.toml" and "(at line" not in str(ei.value)
 
 
