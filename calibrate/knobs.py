@@ -7,22 +7,9 @@ and wants to know which way throughput moves and by how much. The reference
 CSVs hold many such pairs; this module finds them and compares the measured
 throughput ratio with the one the analytic solver and the simulator predict.
 
-* **Knob columns** of a run kind are the row columns that set scenario keys
-  (:data:`runio.farreach_kinds.COLUMN_OF`, and whatever else
-  :func:`runio.farreach_kinds.farreach_scenario` reads, found by probing it:
-  ``variant`` of the tuning kind is one). Every other column (id, block,
-  setting, note, wait_stat, the measured columns) is ignored.
-* Knob cells are compared after normalising: numbers by value (``64`` and
-  ``64.0`` are equal), an empty cell as the value it stands for (an empty
-  ``queries_m`` is 10 M queries, an empty ``workload`` is zipf, an empty
-  ``memtable_mb`` the default scenario's memtable, ...: :func:`empty_means`).
-* **Rows.** Rows whose knobs and measured values are all equal are one run
-  listed twice (F011 re-lists F001): the first is kept. Rows without a
-  measured ``mops`` are not paired.
-* **Pairs**: two kept rows of one kind (possibly from two files of that kind;
-  never across kinds) whose knobs differ in exactly one column, ordered as
-  the files list them (a, b). Measured ratio ``mops_b / mops_a``; predicted
-  ratio the same of the predictions.
+* **Knob columns, rows and pairs** (two rows of one kind whose knobs differ
+  in exactly one column; measured ratio ``mops_b / mops_a``, predicted ratio
+  the same of the predictions): :mod:`calibrate.knob_pairs`.
 * **Scoring** (:func:`direction`): a pair is *scored* when the measured
   effect is at least ``min_effect`` in log terms,
   ``|log ratio| >= log(1 + min_effect)``. The predicted direction *agrees*
