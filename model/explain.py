@@ -100,9 +100,9 @@ def _contention_off(spec: RackSpec, ref: RackSpec) -> RackSpec:
 
 
 def reference_cost_us(ref: RackSpec) -> float:
-    """The NoCache rack's request-weighted run-average storage cost (us): the one
+    """The NoCache rack's request-weighted storage cost in its first state (us): the one
     cost every worker of both racks gets with ``storage`` off."""
-    cost = service.run_average_cost(ref.service)
+    cost = service.first_cost(ref.service)
     w = np.asarray(ref.placement.shares_nocache, dtype=float)
     return float(np.sum(w * cost) / np.sum(w)) if np.sum(w) > 0 else float(np.mean(cost))
 

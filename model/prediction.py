@@ -101,7 +101,7 @@ def no_goodput(spec, engine: str, reason: str) -> Prediction:
     stuck = s / s.sum() if s.sum() > 0 else np.zeros_like(s)
     arrivals = c.threads * stuck * cl_mech.storm_packets_per_us(c) + \
         pl.evict_per_us * per_worker(pl, "evict_probs")
-    S = svc_mech.run_average_cost(sv) + sv.recv_floor_us + sv.gap_us
+    S = svc_mech.first_cost(sv) + sv.recv_floor_us + sv.gap_us
     served = np.minimum(arrivals, 1.0 / S)
     util = served * S
     with np.errstate(divide="ignore"):

@@ -201,10 +201,10 @@ def dbbench_scenario(row: Row, base: Scenario | None = None) -> Scenario:
 
 def _predict_dbbench(row: Row, profile: Profile) -> dict[str, Any]:
     from model.rack import compile_rack
-    from model.rack.service import run_average_cost
+    from model.rack.service import first_cost
     threads = number(row, "threads", 1, integer=True, minimum=1)
     cores = number(row, "cores", 0, integer=True, minimum=0)
-    cost_us = float(run_average_cost(compile_rack(dbbench_scenario(row), profile).service)[0])
+    cost_us = float(first_cost(compile_rack(dbbench_scenario(row), profile).service)[0])
     parallel = min(threads, cores) if cores else threads
     return {"pred_op_us": cost_us, "pred_throughput_ops": parallel * 1e6 / cost_us}
 

@@ -7,33 +7,21 @@ What it means (docs/model.md):
   the switch cache), the fraction of its keys found in the memtables
   (``p_mem``: the cache removes the hottest keys, so servers behind it see
   flatter traffic and miss more), the seq-check mode, the WAL, TransactionDB
-  and the skiplist depth (memtable size). Lookups that miss the memtables
-  probe SST files, and that part grows with the doublings of the instance's
-  data: ``log2(1 + bytes written so far / bytes loaded)``
-  (``sst_growth_factor``), so a long run slows down as its data grows (more
-  versions, files and levels until compaction catches up). It does not
-  depend on the memtable size: RocksDB keeps L0 at a few files whatever the
-  memtables are. (It used to be ``log2(1 + files flushed so far)``, which
-  made a 4 MiB memtable 4 doublings slower than a 64 MiB one and fell with
-  the server count; grouped cross-validation, docs/accuracy.md, showed it
-  extrapolated badly.) Unpinned workers pay ``unpinned_factor``.
-* **Compaction beside the worker.** Each write also costs
-  ``compaction_us x log2(1 + l1_passes)`` (:mod:`model.rack.lsm`): the
-  L0->L1 compaction it causes runs on background threads that share the
-  worker's machine (cores, caches, memory bandwidth). Small memtables make
-  many small L0 files, and each of their compactions rewrites all of L1: 16
-  passes with 4 MiB memtables, 1 with 64 MiB. Concave rather than linear:
-  when compaction lags, L0 holds more files than the trigger and one pass
-  serves more writes; grouped cross-validation chose it over the linear form,
-  which predicted 4 MiB rows 199 % too slow when fitted without them
-  (docs/accuracy.md). Like the SST part it grows with the doublings of the
-  instance's data, by the same ``sst_growth_factor``: the more data, the
-  more levels and versions each compaction carries into (the notes: more
-  data means flush/compaction load that grows over the run, so per-second
-  throughput decays). Held out, this is as good as a constant compaction
-  cost (server-count CV throughput 10.1 against 10.2 %); unlike it, the
-  default rack's throughput then decays by 4 % over a 100M-query run
-  against 1 % over 10M (``sim.facts.data_decay``), 1 % and 0.5 % without.
+  and the skiplist depth (memtable size). It also depends on the instance's
+  state at the moment, which RocksDB's rules move over the run
+  (:mod:`model.rack.lsm_rules`): a lookup searches the active memtable and
+  every immutable one (``memtable_probe_us`` each), and one that misses them
+  checks every L0 file and every non-empty level before the one holding its
+  key (``sst_probe_us`` each beyond the first: RocksDB's read
+  amplification). Unpinned workers pay ``unpinned_factor``.
+  (This replaced, in 2026-12, a run average that grew with the doublings of
+  the instance's data and a per-write compaction charge: the trajectory of
+  the run now says how many files and memtables a lookup meets and when.)
+* **Background jobs beside the worker.** With RocksDB's background threads
+  on the workers' cores (``servers.bg_on_worker_cores``), each flush or
+  compaction running on the machine slows its workers by ``bg_penalty``
+  (they share cores, caches and memory bandwidth; the lab: "with RocksDB's
+  background threads on the workers' cores they lengthen process time").
 * **Load.** A worker that idles between requests runs colder:
   ``x (1 + idle_penalty (1 - U))``. Unpinned workers that are busy on the
   same machine slow each other down (the scheduler moves them between cores,
@@ -72,11 +60,11 @@ What it means (docs/model.md):
   coefficient of variation of the whole service is then
   ``service_cv^2 (process / service)^2``.
 
-Mean-value forms: :func:`run_average_cost`, :func:`load_factor`, :func:`commit_wait`,
+Mean-value forms: :func:`cost_in_state`, :func:`load_factor`, :func:`commit_wait`,
 :func:`service_scv`, :func:`residual_us`
 (the analytic solver's mean CPU stretch is its own: threads runnable beside a
 worker as a Poisson count, :func:`model.solvers.stations._mean_stretch`).
-Per-event forms: :func:`cost_at` (per simulated second), :func:`load_factor`,
+Per-event forms: :func:`cost_in_state` (per simulated second), :func:`load_factor`,
 :func:`stretch`, :func:`stretched`, :func:`draw_service`.
 """
 
@@ -89,12 +77,11 @@ import numpy as np
 
 from .. import workload
 from .arrays import per_worker
-from .lsm import flushed_fraction as lsm_flushed_fraction
 from .param_decl import ParamDecl
 
 SCENARIO_KEYS = (
-    "servers.seq_check", "servers.pinned", "servers.cores", "storage.db", "storage.wal",
-    "workload.queries_m",
+    "servers.seq_check", "servers.pinned", "servers.cores", "servers.bg_on_worker_cores",
+    "storage.db", "storage.wal", "workload.queries_m",
 )
 
 PARAMS = (
@@ -109,10 +96,11 @@ PARAMS = (
               "machine's instances share (one commit at a time)", lo=0.0),
     ParamDecl("seqget_sst_us", "us/write", "a seq-number GET before a write that probes SST files"),
     ParamDecl("seqcache_us", "us/write", "the in-memory seq cache before a write"),
-    ParamDecl("sst_growth_factor", "x/doubling", "SST lookup slowdown per doubling of the "
-              "instance's data (loaded records plus writes so far)"),
-    ParamDecl("compaction_us", "us/write", "worker time per write per doubling of 1 + the L1 "
-              "bytes L0->L1 compaction rewrites per byte written (lsm.l1_passes)"),
+    ParamDecl("sst_probe_us", "us/probe", "a lookup's check of one more SST place (an L0 "
+              "file or a level) before the one holding its key"),
+    ParamDecl("memtable_probe_us", "us/memtable", "a lookup's search of one immutable memtable"),
+    ParamDecl("bg_penalty", "x/job", "process-time factor per background job running on the "
+              "machine, when RocksDB's threads share the workers' cores"),
     ParamDecl("unpinned_factor", "x", "process-time factor of workers not pinned to cores", lo=0.0,
               lo_open=True),
     ParamDecl("recv_floor_us", "us", "the receive call of a busy worker (part of measured wait)"),
@@ -128,12 +116,13 @@ PARAMS = (
 
 @dataclass(frozen=True)
 class ServiceSpec:
-    flat_us: tuple[float, ...]       # per worker: process time that does not grow with SST files
-    sst_us: tuple[float, ...]        # per worker: the part that grows with log2(1 + data growth)
-    #                                  (SST probes, and L0->L1 compaction per write)
+    flat_us: tuple[float, ...]       # per worker: process time in the run's first state
+    #                                  (no immutable memtable, the loaded levels, no job)
+    probe_us: tuple[float, ...]      # per worker: per SST place checked beyond the first
+    memprobe_us: tuple[float, ...]   # per worker: per immutable memtable searched
+    first_probes: tuple[float, ...]  # per worker: SST places checked in the first state
     p_mem: tuple[float, ...]         # per worker: GETs whose key is in the memtables
-    sst_factor: float                # growth per doubling of the instance's data
-    growth_per_write: float          # data one write adds, over the instance's data (lsm.data_bytes)
+    bg_penalty: float                # per background job on the machine (0: kept apart)
     writes_per_run: tuple[float, ...]  # per worker: writes over the whole run
     recv_floor_us: float
     gap_us: float
@@ -149,8 +138,10 @@ class ServiceSpec:
         return len(self.flat_us)
 
 
-def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
-    """Per-worker costs at the op mix and locality each worker sees."""
+def compile_service(scenario, pr, placement, lsm, wres, first_probes=None) -> ServiceSpec:
+    """Per-worker costs at the op mix and locality each worker sees.
+    ``first_probes``: per worker, the SST places a lookup checks in the run's
+    first state (:func:`model.rack.lsm_rules.probes`)."""
     sv, st, w = scenario.servers, scenario.storage, scenario.workload
     # every parameter is read (and so checked) whatever the scenario uses
     P = {d.name: pr[d.name] for d in PARAMS}
@@ -160,13 +151,10 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
     unpinned = 1.0 if sv.pinned else P["unpinned_factor"]
     queries = w.queries_m * 1e6
     write_base = P["put_us"] + skip + (P["wal_us"] if st.wal else 0.0)
-    # L0->L1 compaction runs only on data flushed during the run: a run that
-    # fills fewer memtables than a flush takes (flushnum) compacts nothing of
-    # its own (lsm.flushed_fraction)
-    compaction = P["compaction_us"] * math.log2(1.0 + lsm.l1_passes)
-    window_cap = lsm.resident_memtables * entries
+    # writes resident in the memtables (time-averaged; a short run holds half
+    # of its own): the active memtable and about flushnum immutables
+    window_cap = lsm.flushnum * entries
     writes_run = queries * np.asarray(placement.shares) * np.asarray(placement.write_frac)
-    # writes resident in the memtables (time-averaged; a short run holds half of its own)
     window = np.minimum(window_cap, 0.5 * writes_run)
     if w.read_ratio < 1.0 and wres.win_read_mass is not None:
         p_read = workload.window_hit_fraction(wres, window, lookups="reads")
@@ -178,24 +166,30 @@ def compile_service(scenario, pr, placement, lsm, wres) -> ServiceSpec:
     miss = 1.0 - np.asarray(p_read, dtype=float)
     miss_w = 1.0 - np.asarray(p_write, dtype=float)
     read_flat = P["get_mem_us"] + skip
-    seq_flat, seq_grow = 0.0, 0.0
+    seq_flat, seq_sst, seq_lookups = 0.0, 0.0, 0.0
     if sv.seq_check == "disk-get":
         # a GET of the stored seq before each write: cheap in the memtable,
         # expensive when it has to go to SST files
-        seq_flat, seq_grow = P["get_mem_us"] + skip, miss_w * P["seqget_sst_us"]
+        seq_flat, seq_sst, seq_lookups = P["get_mem_us"] + skip, miss_w, 1.0
     elif sv.seq_check == "seq-cache":
         seq_flat = P["seqcache_us"]
-    flat = unpinned * (P["base_us"] + r * read_flat + wf * (write_base + seq_flat))
-    flushed = lsm_flushed_fraction(np.asarray(writes_run, dtype=float) / lsm.entries,
-                                   lsm.flushnum)
-    grow = unpinned * (r * miss * P["get_sst_us"] + wf * (seq_grow + compaction * flushed))
+    sst_lookups = r * miss + wf * seq_sst        # lookups per request that reach the SSTs
+    flat = unpinned * (P["base_us"] + r * read_flat + wf * (write_base + seq_flat)
+                       + r * miss * P["get_sst_us"] + wf * seq_sst * P["seqget_sst_us"])
+    n = len(placement.shares)
+    first = np.ones(n) if first_probes is None else np.asarray(first_probes, dtype=float)
+    probe = unpinned * sst_lookups * P["sst_probe_us"]
+    memprobe = unpinned * (r + wf * seq_lookups) * P["memtable_probe_us"]
+    flat = flat + probe * np.maximum(first - 1.0, 0.0)
     pmem = np.asarray(p_read, dtype=float)
     wrun = np.asarray(writes_run, dtype=float)
     return ServiceSpec(
-        flat_us=tuple(flat.tolist()), sst_us=tuple(grow.tolist()), p_mem=tuple(pmem.tolist()),
-        sst_factor=P["sst_growth_factor"],
-        growth_per_write=lsm.entry_bytes / lsm.data_bytes,
-        writes_per_run=tuple(wrun.tolist()), recv_floor_us=P["recv_floor_us"], gap_us=P["server_gap_us"],
+        flat_us=tuple(flat.tolist()), probe_us=tuple(probe.tolist()),
+        memprobe_us=tuple(memprobe.tolist()), first_probes=tuple(first.tolist()),
+        p_mem=tuple(pmem.tolist()),
+        bg_penalty=P["bg_penalty"] if sv.bg_on_worker_cores else 0.0,
+        writes_per_run=tuple(wrun.tolist()), recv_floor_us=P["recv_floor_us"],
+        gap_us=P["server_gap_us"],
         cv=P["service_cv"], idle_penalty=P["idle_penalty"],
         # pinned workers keep their cores: no busy-peer slowdown (module docstring)
         share_penalty=0.0 if sv.pinned else P["share_penalty"],
@@ -222,38 +216,31 @@ def without_oversubscription(s: ServiceSpec) -> ServiceSpec:
 
 
 def with_uniform_cost(s: ServiceSpec, cost_us: float) -> ServiceSpec:
-    """Every worker's run-average storage cost set to ``cost_us`` (no memtable
-    locality, write-mix or data-growth differences between workers or between
-    the cached and the uncached rack)."""
+    """Every worker's storage cost set to ``cost_us`` in every state (no
+    memtable locality, write-mix or read-amplification differences between
+    workers or between the cached and the uncached rack)."""
     n = s.servers
-    return replace(s, flat_us=(float(cost_us),) * n, sst_us=(0.0,) * n)
+    return replace(s, flat_us=(float(cost_us),) * n, probe_us=(0.0,) * n,
+                   memprobe_us=(0.0,) * n, bg_penalty=0.0)
 
 
 # ---------------------------------------------------------------- storage cost
-def sst_shape_average(growth: float) -> float:
-    """Run average of log2(1 + growth so far) when the growth is linear in time:
-    ``int_0^1 log2(1 + G t) dt``."""
-    if growth <= 1e-9:
-        return 0.0
-    f = growth
-    return ((1.0 + f) * math.log1p(f) - f) / (f * math.log(2.0))
+def cost_in_state(s: ServiceSpec, immutables, probes, bg_jobs) -> np.ndarray:
+    """Per-worker process time (us) with each instance's ``immutables``
+    memtables and ``probes`` SST places, and ``bg_jobs`` background jobs on
+    each worker's machine (arrays, per worker): the form both solvers use, the
+    analytic one per phase of the run, the simulators per simulated second."""
+    flat = per_worker(s, "flat_us")
+    first = per_worker(s, "first_probes")
+    cost = (flat + per_worker(s, "probe_us") * (np.asarray(probes, dtype=float) - first)
+            + per_worker(s, "memprobe_us") * np.asarray(immutables, dtype=float))
+    return np.maximum(cost, 0.0) * (1.0 + s.bg_penalty * np.asarray(bg_jobs, dtype=float))
 
 
-def run_average_cost(s: ServiceSpec) -> np.ndarray:
-    """Per-worker process time (us) averaged over the run, at no load effects
-    (:func:`sst_shape_average` of each worker's growth, vectorised)."""
-    f = per_worker(s, "writes_per_run") * s.growth_per_write
-    grows = f > 1e-9
-    g = np.where(grows, f, 1.0)
-    shape = np.where(grows, ((1.0 + g) * np.log1p(g) - g) / (g * math.log(2.0)), 0.0)
-    return per_worker(s, "flat_us") + per_worker(s, "sst_us") * (
-        1.0 + s.sst_factor * shape)
-
-
-def cost_at(s: ServiceSpec, writes_so_far: np.ndarray) -> np.ndarray:
-    """Per-worker process time (us) now, after ``writes_so_far`` writes."""
-    growth = np.asarray(writes_so_far, dtype=float) * s.growth_per_write
-    return np.asarray(s.flat_us) + np.asarray(s.sst_us) * (1.0 + s.sst_factor * np.log2(1.0 + growth))
+def first_cost(s: ServiceSpec) -> np.ndarray:
+    """Per-worker process time (us) in the run's first state: no immutable
+    memtable, the loaded levels, no background job."""
+    return per_worker(s, "flat_us").copy()
 
 
 # ---------------------------------------------------------------- load and cores

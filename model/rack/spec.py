@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from ..profile import Profile
 from ..scenario import Scenario
 from .clients import ClientSpec, compile_clients
-from .lsm import LsmSpec, compile_lsm
+from . import lsm_rules
+from .lsm import LsmSpec, compile_lsm, initial_state
 from .network import NetworkSpec, compile_network
 from .params import ProfileReader
 from .placement import PlacementSpec, compile_placement, evaluate_workload
@@ -54,12 +55,15 @@ def compile_with(scenario: Scenario, pr: ProfileReader, wres=None) -> RackSpec:
     elif len(wres.shares) != scenario.servers.count:
         raise ValueError("the workload result has one share per server")
     placement = compile_placement(scenario, pr, wres)
+    # the SST places a lookup checks in the run's first state: the loaded levels
+    _, st, _, _ = initial_state(lsm, placement.machine_of, placement.machines)
+    first = [lsm_rules.probes(st, i) for i in range(len(st))]
     return RackSpec(
         name=scenario.name,
         clients=compile_clients(scenario, pr),
         network=compile_network(scenario, pr),
         placement=placement,
-        service=compile_service(scenario, pr, placement, lsm, wres),
+        service=compile_service(scenario, pr, placement, lsm, wres, first),
         lsm=lsm,
         queries=scenario.workload.queries_m * 1e6,
         profile_name=profile.name)

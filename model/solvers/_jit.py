@@ -17,7 +17,7 @@ from numba import njit, prange
 from numba.extending import register_jitable
 
 from ..compiled_cache import compiled_cache_dir
-from ..rack import clients, lsm, network, service
+from ..rack import clients, lsm, lsm_rules, network, service
 
 __all__ = ["njit", "prange", "register_jitable", "cache_dir", "one_thread"]
 
@@ -29,7 +29,8 @@ def cache_dir() -> str:
     # constants they compile in): a module split off later cannot be left out
     here = sorted(Path(__file__).parent.glob("*.py"))
     return compiled_cache_dir("analytic", (
-        *here, Path(clients.__file__), Path(lsm.__file__), Path(network.__file__),
+        *here, Path(clients.__file__), Path(lsm.__file__), Path(lsm_rules.__file__),
+        Path(network.__file__),
         Path(service.__file__)))
 
 

@@ -68,6 +68,7 @@ import numpy as np
 
 from ..prediction import Prediction, no_goodput
 from ..rack import RackSpec, clients as cl_mech
+from . import trajectory
 from .outcome import prediction
 from .packing import O_NCOL, R_NCOL, V_NCOL, W_NCOL, pack as _pack
 from .root import X_TOL, _solve_batch
@@ -145,9 +146,12 @@ def solve_many(specs: Sequence[RackSpec],
     for k in range(0, len(live), CHUNK):
         part = live[k:k + CHUNK]
         guess = None if starts is None else [starts[r] or 0.0 for r in part]
-        RO, WO, OFF = _solve_packed([_pack(specs[r]) for r in part], guess)
-        for j, r in enumerate(part):
-            out[r] = prediction(specs[r], RO[j], WO[OFF[j]:OFF[j + 1]])
+        runs = trajectory.run_batch([specs[r] for r in part], [_pack(specs[r]) for r in part],
+                                    _solve_packed, guess)
+        for run, r in zip(runs, part):
+            ro, wo, det = trajectory.outputs(run)
+            out[r] = prediction(specs[r], ro, wo)
+            out[r].details.update(det)
         done += len(part)
         tell(done, len(specs))
     return out  # type: ignore[return-value]

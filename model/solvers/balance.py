@@ -14,17 +14,16 @@ import math
 
 from ._jit import njit
 from .losses import _awake_losses, _unqueued_cycle
-from .mechanisms import (C_BUSY, C_CYCLE, C_MPF, C_SLOW, C_STOPF, C_WAL, client_residence,
-                         client_utilization)
-from .packing import (K_DUP, K_LAM, K_OPN, K_S, K_STRT, K_U, K_W, R_CCORES, R_CPU, R_EB,
-                      R_FLOOR, R_GAP, R_HIT, R_HIT_RTT, R_MACH, R_MISS_RTT, R_N, R_SEND, R_SYNCB,
-                      R_SYNCUS, R_T, V_BLOCK, V_CYCLE, V_DUP, V_FLUSH_BUSY, V_MPF, V_PROC, V_S,
-                      V_SERVED, V_STALL, V_STRETCH, V_U)
-from .stations import _duplicates, _flush_cycles, _rates, _utilisations, _write_extras
+from .mechanisms import client_residence, client_utilization
+from .packing import (K_DUP, K_LAM, K_OPN, K_S, K_STRT, K_U, K_W, K_WALEV, R_CCORES, R_CPU, R_E,
+                      R_EB, R_FLOOR, R_GAP, R_HIT, R_HIT_RTT, R_MACH, R_MISS_RTT, R_N, R_SEND,
+                      R_SYNCB, R_SYNCUS, R_T, V_BLOCK, V_DUP, V_PROC, V_S, V_SERVED, V_STRETCH,
+                      V_U, W_PACE)
+from .stations import _duplicates, _rates, _utilisations, _write_extras
 
 
 @njit(cache=True)
-def _evaluate(X, rs, ws, wk, cyc, mt, out_w, final, lite=False, away_out=False):
+def _evaluate(X, rs, ws, wk, mt, out_w, final, lite=False, away_out=False):
     """Per-request cycle of a client at throughput X (us), and with ``final``
     every per-worker figure in ``out_w``; ``lite`` leaves out duplicates and
     blocks (a cheap first guess of the root). Returns (cycle, lost per request,
@@ -34,22 +33,21 @@ def _evaluate(X, rs, ws, wk, cyc, mt, out_w, final, lite=False, away_out=False):
     N = rs[R_N]
     n_mach = int(rs[R_MACH])
     bad = (math.inf, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    # ---- rates; LSM: WAL-switch block, flush cycles with the machine's disk shared ----
+    # ---- rates; the phase's background jobs on each machine ----
     _rates(X, rs, ws, wk, mt, n_mach)
-    any_stall = _flush_cycles(rs, ws, wk, cyc, mt, n_mach)
-    # ---- per-write extras: WAL switch, sync, stop, slowdown, commit ----
+    # ---- per-write extras: WAL switch, sync, the phase's pacing, commit ----
     syncs_per_write = rs[R_EB] / rs[R_SYNCB] if rs[R_SYNCB] > 0.0 else 0.0
-    if not _write_extras(rs, wk, cyc, mt, n_mach, syncs_per_write):
+    if not _write_extras(rs, ws, wk, mt, n_mach, syncs_per_write):
         return bad
     # ---- service with load factors; the duplicates late replies cause ----
-    if not _utilisations(rs, ws, wk, cyc, mt, n_mach):
+    if not _utilisations(rs, ws, wk, mt, n_mach):
         return bad
-    if math.isfinite(rs[R_T]) and not lite and not _duplicates(X, rs, ws, wk, cyc, mt, n_mach):
+    if math.isfinite(rs[R_T]) and not lite and not _duplicates(X, rs, ws, wk, mt, n_mach):
         return bad
     # ---- queues, blocks, loss, with the threads awake ----
     z0 = _unqueued_cycle(rs, ws, wk)
     lost, resends, held_sum, resid, sleep, stop, block_sleep = _awake_losses(
-        X, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs_per_write, z0)
+        X, rs, ws, wk, out_w, final, lite, syncs_per_write, z0)
     visits = 1.0 + lost + resends
     rc = client_residence(X, rs[R_CPU], rs[R_CCORES], visits, N)
     if rc == math.inf:
@@ -63,13 +61,13 @@ def _evaluate(X, rs, ws, wk, cyc, mt, out_w, final, lite=False, away_out=False):
     if away_out:
         cycle -= held_sum + block_sleep     # the running rack's cycle, without them
     if final:
-        _worker_outputs(rs, wk, cyc, out_w, syncs_per_write)
+        _worker_outputs(rs, ws, wk, out_w, syncs_per_write)
     cu = client_utilization(X, rs[R_CPU], rs[R_CCORES], visits)
     return (cycle, lost, resends, sleep, cu, rc, stop, held_sum + block_sleep)
 
 
 @njit(cache=True)
-def _worker_outputs(rs, wk, cyc, out_w, syncs_per_write):
+def _worker_outputs(rs, ws, wk, out_w, syncs_per_write):
     """Each worker's figures at the answer into ``out_w`` (``V_*``; the queue,
     residence, losses and blocks come from the loss pass)."""
     fixed = rs[R_FLOOR] + rs[R_GAP]
@@ -78,25 +76,22 @@ def _worker_outputs(rs, wk, cyc, out_w, syncs_per_write):
         out_w[i, V_S] = wk[i, K_S]
         out_w[i, V_PROC] = wk[i, K_S] - fixed
         out_w[i, V_SERVED] = wk[i, K_LAM] * (1.0 + wk[i, K_DUP]) + wk[i, K_OPN]
-        out_w[i, V_STALL] = cyc[i, C_STOPF]
-        blk = wk[i, K_W] * (cyc[i, C_WAL] + cyc[i, C_SLOW] + syncs_per_write * rs[R_SYNCUS])
+        blk = wk[i, K_W] * (wk[i, K_WALEV] / max(rs[R_E], 1.0) + ws[i, W_PACE]
+                            + syncs_per_write * rs[R_SYNCUS])
         out_w[i, V_BLOCK] = min(1.0, blk)
         out_w[i, V_STRETCH] = wk[i, K_STRT]
         out_w[i, V_DUP] = wk[i, K_DUP]
-        out_w[i, V_FLUSH_BUSY] = cyc[i, C_BUSY]
-        out_w[i, V_CYCLE] = cyc[i, C_CYCLE]
-        out_w[i, V_MPF] = cyc[i, C_MPF]
 
 
 @njit(cache=True)
-def _h(X, rs, ws, wk, cyc, mt, out_w, lite=False, away_out=False):
+def _h(X, rs, ws, wk, mt, out_w, lite=False, away_out=False):
     """The closed loop's balance at throughput X: ``N / cycle(X) - X``. It
     falls from positive at X = 0 to ``-X`` once a station cannot carry X (an
     infinite cycle), with no pole on the way: a bracketed root converges in
     a few steps. (The inner states -- utilisations, running fractions,
     duplicates -- start from the same point at every X, so h is a function
     of X.)"""
-    r = _evaluate(X, rs, ws, wk, cyc, mt, out_w, False, lite, away_out)
+    r = _evaluate(X, rs, ws, wk, mt, out_w, False, lite, away_out)
     if not math.isfinite(r[0]):
         return -X
     return rs[R_N] / r[0] - X

@@ -15,9 +15,9 @@ import math
 
 from ._jit import njit
 from .bracket import illinois_step
-from .mechanisms import (C_STOPEV, C_STOPS, C_WALEV, block_gather, budget_us, tail_overflow,
-                         wire_lost_per_request)
-from .packing import (K_DUP, K_S, K_U, R_CPU, R_CV2, R_E, R_FLOOR, R_GAP, R_HIT, R_HIT_RTT, R_K,
+from .mechanisms import block_gather, budget_us, tail_overflow, wire_lost_per_request
+from .packing import (K_DUP, K_S, K_U, K_WALEV, R_CPU, R_CV2, R_E, R_FLOOR, R_GAP, R_HIT,
+                      R_HIT_RTT, R_K,
                       R_MISS_RTT, R_N, R_PERIOD, R_SEND, R_STRICT, R_SYNCUS, R_T, R_WAL, R_WIRE,
                       V_HELD, V_LOST, V_Q, V_R, W_S, W_WF)
 from .stations import _residence
@@ -43,12 +43,13 @@ def _stop_loss(G, rate, L, g0, z0, dropped, T):
 
 
 @njit(cache=True)
-def _worker_blocks(rs, cyc_i, wf, free, rate, room, lite, any_stall, syncs_per_write, g0, z0):
+def _worker_blocks(rs, wal_ev, wf, free, rate, room, lite, syncs_per_write, g0, z0):
     """One worker's blocks per request it serves (a worker writing ``wf`` of
-    its requests, ``cyc_i`` its flush cycle): (thread-us held, packets
-    dropped, resends of threads held past their timeout, requests the rack
-    loses to its stops). Its WAL switches, syncs and write stops each gather
-    the ``free`` threads arriving at ``rate`` into the buffer's ``room``."""
+    its requests, a WAL switch blocking ``wal_ev`` us): (thread-us held,
+    packets dropped, resends of threads held past their timeout, requests the
+    rack loses to them). Its WAL switches and syncs each gather the ``free``
+    threads arriving at ``rate`` into the buffer's ``room``. (RocksDB's write
+    stops are phases of the run, :mod:`model.solvers.trajectory`.)"""
     T = rs[R_T]
     budget = budget_us(T, rs[R_MISS_RTT])
     period = rs[R_PERIOD]
@@ -57,18 +58,13 @@ def _worker_blocks(rs, cyc_i, wf, free, rate, room, lite, any_stall, syncs_per_w
     drop = 0.0
     late = 0.0
     stop_i = 0.0
-    for kind in range(0 if lite else 3):
+    for kind in range(0 if lite else 2):
         if kind == 0:
             ev = wf / rs[R_E] if wal else 0.0
-            L = cyc_i[C_WALEV]
-        elif kind == 1:
+            L = wal_ev
+        else:
             ev = wf * syncs_per_write
             L = rs[R_SYNCUS]
-        else:
-            if not any_stall:
-                continue
-            ev = wf * cyc_i[C_STOPS]
-            L = cyc_i[C_STOPEV]
         if ev <= 0.0 or L <= 0.0:
             continue
         _arrived, dropped, hold = block_gather(free, rate, L, room)
@@ -82,8 +78,7 @@ def _worker_blocks(rs, cyc_i, wf, free, rate, room, lite, any_stall, syncs_per_w
 
 
 @njit(cache=True)
-def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs_per_write,
-               z0):
+def _loss_pass(X, n_awake, rs, ws, wk, out_w, final, lite, syncs_per_write, z0):
     """(lost packets, resends, thread-us held behind blocks, residence at the
     workers, sleep, requests the rack loses to its blocks, sleep of the
     threads blocks dropped) per request, with ``n_awake`` threads not waiting
@@ -126,8 +121,8 @@ def _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs
         room = max(K - Q, 0.0)
         free = max(n_awake - Q, 0.0)
         rate = X * s_i / n_awake if n_awake > 0.0 else 0.0
-        held, drop, late, stop_i = _worker_blocks(rs, cyc[i], ws[i, W_WF], free, rate, room,
-                                                  lite, any_stall, syncs_per_write, g0, z0)
+        held, drop, late, stop_i = _worker_blocks(rs, wk[i, K_WALEV], ws[i, W_WF], free, rate,
+                                                  room, lite, syncs_per_write, g0, z0)
         p_steady = max(tail_overflow(U, K, N - 1.0), 0.0)
         lost_visit = (1.0 + wk[i, K_DUP]) * p_steady + drop
         if rs[R_WIRE] > 0.0:
@@ -170,23 +165,21 @@ def _unqueued_cycle(rs, ws, wk):
 
 
 @njit(cache=True)
-def _awake_losses(X, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs_per_write, z0):
+def _awake_losses(X, rs, ws, wk, out_w, final, lite, syncs_per_write, z0):
     """:func:`_loss_pass` with the threads awake that the rack has at X: those
     not waiting out a timeout, and blocks gather only those; their number is
     the root of ``awake = N - X sleep(awake)`` (sleep falls as fewer are
     awake to be caught)."""
     N = rs[R_N]
     n_awake = N
-    r = _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs_per_write,
-                   z0)
+    r = _loss_pass(X, n_awake, rs, ws, wk, out_w, final, lite, syncs_per_write, z0)
     sleep = r[4]
     if X * sleep > 1e-6 * N:
         # phi(n) = N - X sleep(n) - n falls from phi(lo) > 0 to phi(N) < 0:
         # regula falsi (Illinois), a few passes
         lo_n, hi_n = max(N - X * sleep, 1.0), N
         f_hi = N - X * sleep - N
-        r_lo = _loss_pass(X, lo_n, rs, ws, wk, cyc, out_w, False, lite, any_stall,
-                          syncs_per_write, z0)
+        r_lo = _loss_pass(X, lo_n, rs, ws, wk, out_w, False, lite, syncs_per_write, z0)
         f_lo = N - X * r_lo[4] - lo_n
         side = 0
         for it in range(30):
@@ -195,14 +188,12 @@ def _awake_losses(X, rs, ws, wk, cyc, out_w, final, lite, any_stall, syncs_per_w
             mid = (lo_n * f_hi - hi_n * f_lo) / (f_hi - f_lo)
             if not (lo_n < mid < hi_n):
                 mid = 0.5 * (lo_n + hi_n)
-            r_m = _loss_pass(X, mid, rs, ws, wk, cyc, out_w, False, lite, any_stall,
-                             syncs_per_write, z0)
+            r_m = _loss_pass(X, mid, rs, ws, wk, out_w, False, lite, syncs_per_write, z0)
             fm = N - X * r_m[4] - mid
             if abs(fm) < 1e-6 * N:
                 lo_n = hi_n = mid
                 break
             lo_n, f_lo, hi_n, f_hi, side = illinois_step(lo_n, f_lo, hi_n, f_hi, side, mid, fm)
         n_awake = 0.5 * (lo_n + hi_n)
-        r = _loss_pass(X, n_awake, rs, ws, wk, cyc, out_w, final, lite, any_stall,
-                       syncs_per_write, z0)
+        r = _loss_pass(X, n_awake, rs, ws, wk, out_w, final, lite, syncs_per_write, z0)
     return r

@@ -5,13 +5,14 @@ Each formula lives once, in its mechanism module of :mod:`model.rack`
 in (numba's ``register_jitable``) rather than writing them again. They are
 registered here, once, and the solver's compiled modules import them from
 here, so they are registered before anything that calls them compiles.
-The ``C_*`` names are the columns of :func:`model.rack.lsm.cycle_stats`'s
-output, shortened.
+RocksDB's rules over counts (:mod:`model.rack.lsm_rules`) are registered
+here too, for the trajectory of the run (:mod:`model.solvers.trajectory_kernel`)
+and the simulators' kernel alike.
 """
 
 from __future__ import annotations
 
-from ..rack import clients as cl_mech, lsm as lsm_mech, network as nw_mech, \
+from ..rack import clients as cl_mech, lsm as lsm_mech, lsm_rules, network as nw_mech, \
     service as svc_mech
 from ._jit import register_jitable
 
@@ -21,8 +22,17 @@ for _f in (cl_mech.client_residence, cl_mech.client_core_wait, cl_mech.client_ut
            nw_mech.tail_overflow,
            nw_mech.block_gather, svc_mech.commit_wait, svc_mech.stretch,
            svc_mech.service_scv, svc_mech.residual_us,
-           lsm_mech._level_time, lsm_mech._rise, lsm_mech.cycle_stats,
            lsm_mech.wal_switch_block_us):
+    register_jitable(_f)
+
+#: RocksDB's rules, in the order they call each other (callees first)
+LSM_RULES = (lsm_rules.level_target, lsm_rules.pending_bytes, lsm_rules.stall_condition,
+             lsm_rules.recalc, lsm_rules.close_counters, lsm_rules.probes, lsm_rules._free_job,
+             lsm_rules._flush_limit_ok, lsm_rules._compact_limit_ok, lsm_rules._start,
+             lsm_rules._try_flush, lsm_rules._try_compact, lsm_rules.schedule,
+             lsm_rules.job_rate, lsm_rules.next_job_event, lsm_rules.advance_jobs,
+             lsm_rules.job_event, lsm_rules.seal, lsm_rules.any_job, lsm_rules.bg_running)
+for _f in LSM_RULES:
     register_jitable(_f)
 
 client_residence = cl_mech.client_residence
@@ -39,12 +49,4 @@ commit_wait = svc_mech.commit_wait
 service_scv = svc_mech.service_scv
 residual_us = svc_mech.residual_us
 stretch = svc_mech.stretch
-cycle_stats = lsm_mech.cycle_stats
 wal_switch_block_us = lsm_mech.wal_switch_block_us
-C_N = lsm_mech.C_N
-C_STOP, C_STOPEV, C_STOPS, C_SLOW, C_WAL, C_WALEV, C_BUSY, C_DISK, C_COMP, C_STOPF, \
-    C_MPF, C_CYCLE = (lsm_mech.C_STOP_US, lsm_mech.C_STOP_EVENT_US, lsm_mech.C_STOPS_PER_WRITE,
-                      lsm_mech.C_SLOW_US, lsm_mech.C_WAL_US, lsm_mech.C_WAL_EVENT_US,
-                      lsm_mech.C_FLUSH_BUSY, lsm_mech.C_FLUSH_DISK_BUSY,
-                      lsm_mech.C_COMPACTION_BUSY, lsm_mech.C_STOP_FRACTION,
-                      lsm_mech.C_MEMTABLES_PER_FLUSH, lsm_mech.C_CYCLE_US)

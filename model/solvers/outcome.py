@@ -19,9 +19,8 @@ from ..rack.bottleneck import Outcome
 from ..regimes import caveat_dicts
 from . import latency_tail
 from .packing import (O_CLIENT_RES, O_CLIENT_U, O_CYCLE, O_EVALS, O_JUMP, O_LOST, O_RESENDS,
-                      O_RUN, O_SATURATED, O_SLEEP, O_WIDTH, O_X, V_BLOCK, V_CYCLE, V_DUP,
-                      V_FLUSH_BUSY, V_HELD, V_LOST, V_MPF, V_PROC, V_Q, V_R, V_SERVED, V_STALL,
-                      V_STRETCH, V_U)
+                      O_RUN, O_SATURATED, O_SLEEP, O_WIDTH, O_X, V_BLOCK, V_DUP, V_FLUSH_BUSY,
+                      V_HELD, V_LOST, V_PROC, V_Q, V_R, V_SERVED, V_STALL, V_STRETCH, V_U)
 from .root import X_TOL
 
 
@@ -63,10 +62,6 @@ def _outcome(spec: RackSpec, ro: np.ndarray, wo: np.ndarray) -> tuple[Outcome, d
         lost_per_request=lost, pktloss=expected(spec.queries * lost),
         false_pos=expected(spec.queries * resends),
         client_util=float(ro[O_CLIENT_U]))
-    cycle = wo[:, V_CYCLE]
-    mpf = wo[:, V_MPF]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        fill = np.where(np.isfinite(cycle), cycle / np.maximum(mpf, 1e-9) / 1e6, math.inf)
     details = {
         "p_mem": list(sv.p_mem),
         "loss_per_visit": wo[:, V_LOST].tolist(),
@@ -76,7 +71,6 @@ def _outcome(spec: RackSpec, ro: np.ndarray, wo: np.ndarray) -> tuple[Outcome, d
         "client_cores_utilization": float(ro[O_CLIENT_U]),
         "running_fraction": run,
         "client_cores_us_per_request": float(ro[O_CLIENT_RES]),
-        "memtable_fill_s": fill.tolist(),
         "flush_busy_fraction": wo[:, V_FLUSH_BUSY].tolist(),
         "write_stop_fraction": wo[:, V_STALL].tolist(),
         # per worker, what the response-time distribution is built from

@@ -24,24 +24,28 @@ import numpy as np
 
 from ..rack import RackSpec, clients as cl_mech
 from ..rack.arrays import per_worker
-from ..rack.service import run_average_cost
+from ..rack.service import first_cost
 
 # ---- per-rack inputs (RS columns) ----
 (R_N, R_T, R_SEND, R_HIT_RTT, R_MISS_RTT, R_HIT, R_CPU, R_CCORES, R_K, R_WIRE, R_FLOOR, R_GAP,
- R_IP, R_SP, R_CORES, R_CTX, R_TXN, R_MACH, R_EVICT, R_E, R_EB, R_MEMB, R_FN, R_MX, R_FIXED,
- R_FWF, R_SLOWBPU, R_COMPACTS, R_WAMP, R_WAL, R_WALBASE, R_WALPER, R_DISK, R_SYNCB, R_SYNCUS,
- R_CV2, R_STRICT, R_PERIOD, R_NCOL) = range(39)
+ R_IP, R_SP, R_CORES, R_CTX, R_TXN, R_MACH, R_EVICT, R_E, R_EB, R_WAL, R_WALBASE, R_WALPER,
+ R_SYNCB, R_SYNCUS, R_CV2, R_STRICT, R_PERIOD, R_NCOL) = range(30)
 # ---- per-worker inputs (WS columns) ----
-W_S, W_WF, W_A, W_EV, W_MACH, W_NRUN, W_NCOL = range(7)
+# W_A, W_PACE and W_BG are a phase's: the worker's process time in its
+# instance's state, its pacing per write while RocksDB delays writes, the
+# background jobs running on its machine (model.solvers.trajectory)
+W_S, W_WF, W_A, W_EV, W_MACH, W_PACE, W_BG, W_NCOL = range(8)
 # ---- per-rack outputs (RO columns) ----
 (O_X, O_CYCLE, O_LOST, O_RESENDS, O_SLEEP, O_CLIENT_U, O_CLIENT_RES, O_EVALS, O_JUMP,
  O_SATURATED, O_WIDTH, O_RUN, O_NCOL) = range(13)
 # ---- per-worker outputs (WO columns) ----
+# V_STALL (writes stopped) and V_FLUSH_BUSY (a flush running) are the run's,
+# filled in by the trajectory; a phase's solve leaves them 0
 (V_U, V_S, V_PROC, V_SERVED, V_STALL, V_BLOCK, V_STRETCH, V_Q, V_R, V_DUP, V_LOST, V_HELD,
- V_FLUSH_BUSY, V_CYCLE, V_MPF, V_NCOL) = range(16)
+ V_FLUSH_BUSY, V_NCOL) = range(14)
 # ---- per-worker scratch columns (K_*) of the workspace a rack is solved in ----
-(K_LAM, K_OPN, K_W, K_RUN, K_EXTRA, K_DUP, K_U, K_S, K_A, K_STRT, K_WFRAC, K_MACH,
- K_NCOL) = range(13)
+(K_LAM, K_OPN, K_W, K_RUN, K_EXTRA, K_DUP, K_U, K_S, K_A, K_STRT, K_WFRAC, K_MACH, K_WALEV,
+ K_NCOL) = range(14)
 
 
 def pack(spec: RackSpec) -> tuple[np.ndarray, np.ndarray]:
@@ -72,18 +76,9 @@ def pack(spec: RackSpec) -> tuple[np.ndarray, np.ndarray]:
     rs[R_EVICT] = pl.evict_per_us
     rs[R_E] = ls.entries
     rs[R_EB] = ls.entry_bytes
-    rs[R_MEMB] = ls.memtable_bytes
-    rs[R_FN] = ls.flushnum
-    rs[R_MX] = ls.maxnum
-    rs[R_FIXED] = ls.flush_fixed_us
-    rs[R_FWF] = ls.flush_write_factor
-    rs[R_SLOWBPU] = ls.slowdown_bytes_per_us
-    rs[R_COMPACTS] = 1.0 if (ls.bg_threads >= 2 and ls.wamp > 1.0) else 0.0
-    rs[R_WAMP] = ls.wamp
     rs[R_WAL] = 1.0 if ls.wal else 0.0
     rs[R_WALBASE] = ls.wal_block_base_us
     rs[R_WALPER] = ls.wal_block_us_per_mbps
-    rs[R_DISK] = ls.disk_bytes_per_us
     rs[R_SYNCB] = ls.sync_bytes
     rs[R_SYNCUS] = ls.sync_block_us
     rs[R_CV2] = sv.cv ** 2
@@ -95,8 +90,7 @@ def pack(spec: RackSpec) -> tuple[np.ndarray, np.ndarray]:
     ws = np.zeros((m, W_NCOL))
     ws[:, W_S] = per_worker(pl, "shares")
     ws[:, W_WF] = per_worker(pl, "write_frac")
-    ws[:, W_A] = run_average_cost(sv)
+    ws[:, W_A] = first_cost(sv)          # the run's first state; phases set their own
     ws[:, W_EV] = per_worker(pl, "evict_probs")
     ws[:, W_MACH] = per_worker(pl, "machine_of")
-    ws[:, W_NRUN] = per_worker(sv, "writes_per_run") / ls.entries
     return rs, ws

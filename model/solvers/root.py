@@ -17,7 +17,6 @@ import numpy as np
 
 from ._jit import njit, prange
 from .balance import _evaluate, _h
-from .mechanisms import C_N
 from .packing import (K_MACH, K_NCOL, K_RUN, O_CLIENT_RES, O_CLIENT_U, O_CYCLE, O_EVALS, O_JUMP,
                       O_LOST, O_RESENDS, O_RUN, O_SATURATED, O_SLEEP, O_WIDTH, O_X, R_CCORES,
                       R_CPU, R_FLOOR, R_GAP, R_HIT, R_HIT_RTT, R_MACH, R_MISS_RTT, R_N, R_SEND,
@@ -48,7 +47,7 @@ def _upper_bound(rs, ws):
 
 
 @njit(cache=True)
-def _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out):
+def _bracket(rs, ws, wk, mt, wo, x0, lite, away_out):
     """(lo, h(lo), hi, h(hi), evaluations): a bracket of the root of h, from
     ``x0`` when it is a guess (> 0), else [0, an upper bound]."""
     N = rs[R_N]
@@ -58,7 +57,7 @@ def _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out):
     evals = 0
     if x0 > 0.0 and x0 < top:
         # a close guess: bracket it by steps of 5, 10, 20 % ... away from it
-        h0 = _h(x0, rs, ws, wk, cyc, mt, wo, lite, away_out)
+        h0 = _h(x0, rs, ws, wk, mt, wo, lite, away_out)
         evals += 1
         step = 1.05
         if h0 > 0.0:
@@ -66,7 +65,7 @@ def _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out):
             hi, h_hi = top, -top
             while evals < 20:
                 x = min(x0 * step, top)
-                hx = _h(x, rs, ws, wk, cyc, mt, wo, lite, away_out)
+                hx = _h(x, rs, ws, wk, mt, wo, lite, away_out)
                 evals += 1
                 if hx <= 0.0:
                     hi, h_hi = x, hx
@@ -77,10 +76,10 @@ def _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out):
                 step = 1.0 + 2.0 * (step - 1.0)
         else:
             hi, h_hi = x0, h0
-            lo, h_lo = 0.0, N / _evaluate(0.0, rs, ws, wk, cyc, mt, wo, False, lite, away_out)[0]
+            lo, h_lo = 0.0, N / _evaluate(0.0, rs, ws, wk, mt, wo, False, lite, away_out)[0]
             while evals < 20:
                 x = x0 / step
-                hx = _h(x, rs, ws, wk, cyc, mt, wo, lite, away_out)
+                hx = _h(x, rs, ws, wk, mt, wo, lite, away_out)
                 evals += 1
                 if hx > 0.0:
                     lo, h_lo = x, hx
@@ -88,17 +87,17 @@ def _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out):
                 hi, h_hi = x, hx
                 step = 1.0 + 2.0 * (step - 1.0)
     else:
-        h_lo = N / _evaluate(0.0, rs, ws, wk, cyc, mt, wo, False, lite, away_out)[0]
-        h_hi = _h(hi, rs, ws, wk, cyc, mt, wo, lite, away_out)
+        h_lo = N / _evaluate(0.0, rs, ws, wk, mt, wo, False, lite, away_out)[0]
+        h_hi = _h(hi, rs, ws, wk, mt, wo, lite, away_out)
         evals = 2
     return lo, h_lo, hi, h_hi, evals
 
 
 @njit(cache=True)
-def _root(rs, ws, wk, cyc, mt, wo, x0, lite, away_out=False):
+def _root(rs, ws, wk, mt, wo, x0, lite, away_out=False):
     """(X, top of the final bracket, evaluations): the root of h, bracketed
     from ``x0`` when it is a guess (> 0), else from [0, an upper bound]."""
-    lo, h_lo, hi, h_hi, evals = _bracket(rs, ws, wk, cyc, mt, wo, x0, lite, away_out)
+    lo, h_lo, hi, h_hi, evals = _bracket(rs, ws, wk, mt, wo, x0, lite, away_out)
     # Brent's method (zeroin): inverse quadratic or secant steps, bisection
     # whenever they would not shrink the bracket fast enough
     a, fa = lo, h_lo
@@ -142,7 +141,7 @@ def _root(rs, ws, wk, cyc, mt, wo, x0, lite, away_out=False):
             e = m
         a, fa = b, fb
         b = b + d if abs(d) > tol else b + (tol if m > 0.0 else -tol)
-        fb = _h(b, rs, ws, wk, cyc, mt, wo, lite, away_out)
+        fb = _h(b, rs, ws, wk, mt, wo, lite, away_out)
         evals += 1
     # the carried side of the final bracket (h >= 0: the balance holds or
     # threads are left over), and the bracket's other end
@@ -167,18 +166,17 @@ def _solve_rack(rs, ws, ro, wo, x0):
     for i in range(M):
         wk[i, K_MACH] = ws[i, W_MACH]
         wk[i, K_RUN] = 1.0
-    cyc = np.zeros((M, C_N))
     mt = np.zeros((n_mach, 6))
     N = rs[R_N]
     e0 = 0
     if x0 <= 0.0:
         # no guess: the root without duplicates, loss and blocks is a close one
-        x0, _, e0 = _root(rs, ws, wk, cyc, mt, wo, 0.0, True)
-    X, hi, evals = _root(rs, ws, wk, cyc, mt, wo, x0, False)
+        x0, _, e0 = _root(rs, ws, wk, mt, wo, 0.0, True)
+    X, hi, evals = _root(rs, ws, wk, mt, wo, x0, False)
     # a jump: the balance flips across the bracket without passing zero, away
     # from a station's capacity (there the drops rise steeply to all: saturation)
-    top = _evaluate(hi, rs, ws, wk, cyc, mt, wo, False)[0] if hi > X else 0.0
-    r = _evaluate(X, rs, ws, wk, cyc, mt, wo, True)
+    top = _evaluate(hi, rs, ws, wk, mt, wo, False)[0] if hi > X else 0.0
+    r = _evaluate(X, rs, ws, wk, mt, wo, True)
     busiest = 0.0
     for i in range(M):
         busiest = max(busiest, wo[i, V_U])
@@ -186,7 +184,7 @@ def _solve_rack(rs, ws, ro, wo, x0):
                          and busiest < 0.999) else 0.0
     lost, resends, sleep = r[1], r[2], r[3]
     excess = N - X * r[0]
-    past = _evaluate(X * (1.0 + 1e-6), rs, ws, wk, cyc, mt, wo, False)[0]
+    past = _evaluate(X * (1.0 + 1e-6), rs, ws, wk, mt, wo, False)[0]
     if excess > 1e-6 * N and not math.isfinite(past):
         # saturated (just past X no station carries the load): the threads the
         # loop cannot place are in the drop-and-retry loop of the full buffer
@@ -208,12 +206,12 @@ def _solve_rack(rs, ws, ro, wo, x0):
     run = 1.0
     e_more = 0
     if r[6] > 1e-6 and _upper_bound(rs, ws) / (1.0 + r[6]) < X:
-        x_run, _, e_more = _root(rs, ws, wk, cyc, mt, wo, X, False, True)
-        stop = _evaluate(x_run, rs, ws, wk, cyc, mt, wo, False, False, True)[6]
+        x_run, _, e_more = _root(rs, ws, wk, mt, wo, X, False, True)
+        stop = _evaluate(x_run, rs, ws, wk, mt, wo, False, False, True)[6]
         x_stop = x_run / (1.0 + stop)
         if x_stop < X:
             run = x_stop / X
-        r = _evaluate(X, rs, ws, wk, cyc, mt, wo, True)      # the outputs at X again
+        r = _evaluate(X, rs, ws, wk, mt, wo, True)      # the outputs at X again
     ro[O_X] = X * run
     ro[O_CYCLE] = r[0] / run
     ro[O_LOST] = lost

@@ -7,17 +7,20 @@ row of ``mt``:
 
 * :func:`_rates` -- each worker's request and write rates, the control
   plane's write-backs, each machine's write rate;
-* :func:`_flush_cycles` -- each instance's flush cycle at its write rate,
-  the machine's disk shared by its flush and compaction jobs;
 * :func:`_write_extras` -- what a write waits for besides its service: the
-  WAL switch, syncs, write stops and slowdown, TransactionDB's commit;
+  WAL switch at its machine's write rate, syncs, the phase's pacing while
+  RocksDB delays writes, TransactionDB's commit;
 * :func:`_utilisations` -- each worker's utilisation and time per request
   (idle and busy-peer factors, CPU stretch on oversubscribed cores);
 * :func:`_duplicates` -- the duplicates late replies make a worker serve.
 
+A phase of the run (:mod:`model.solvers.trajectory`) sets each worker's
+process time, pacing and its machine's background jobs (``W_A``, ``W_PACE``,
+``W_BG``); RocksDB's stops are phases of their own, never solved here.
+
 ``mt``'s columns, per machine: 0 scratch (the workers' summed utilisation in
 :func:`_utilisations`, the writers in :func:`_write_extras`), 1 writes per us,
-2 background jobs running, 3 disk jobs running, 4 workers, 5 the CPU stretch.
+2 background jobs running, 3 unused, 4 workers, 5 the CPU stretch.
 """
 
 from __future__ import annotations
@@ -25,15 +28,13 @@ from __future__ import annotations
 import math
 
 from ._jit import njit
-from .mechanisms import (C_BUSY, C_COMP, C_DISK, C_SLOW, C_STOP, C_STOPF, C_WAL, budget_us,
-                         client_core_wait, commit_wait, cycle_stats, gamma_sf, late_resends,
-                         residence_scv, residual_us, service_scv, stretch,
-                         wal_switch_block_us)
+from .mechanisms import (budget_us, client_core_wait, commit_wait, gamma_sf, late_resends,
+                         residence_scv, residual_us, service_scv, stretch, wal_switch_block_us)
 from .packing import (K_A, K_DUP, K_EXTRA, K_LAM, K_MACH, K_OPN, K_RUN, K_S, K_STRT, K_U, K_W,
-                      K_WFRAC, R_CCORES, R_CORES, R_COMPACTS, R_CPU, R_CTX, R_CV2, R_DISK, R_E,
-                      R_EB, R_EVICT, R_FIXED, R_FLOOR, R_FN, R_FWF, R_GAP, R_IP, R_K, R_MEMB,
-                      R_MISS_RTT, R_MX, R_N, R_PERIOD, R_SLOWBPU, R_SP, R_STRICT, R_SYNCUS, R_T,
-                      R_TXN, R_WAL, R_WALBASE, R_WALPER, R_WAMP, W_A, W_EV, W_NRUN, W_S, W_WF)
+                      K_WALEV, K_WFRAC, R_CCORES, R_CORES, R_CPU, R_CTX, R_CV2, R_E, R_EB, R_EVICT,
+                      R_FLOOR, R_GAP, R_IP, R_K, R_MISS_RTT, R_N, R_PERIOD, R_SP, R_STRICT,
+                      R_SYNCUS, R_T, R_TXN, R_WAL, R_WALBASE, R_WALPER, W_A, W_BG, W_EV, W_PACE,
+                      W_S, W_WF)
 
 #: Sweeps of the workers' duplicate load at most (the least fixed point, from none).
 DUP_SWEEPS = 60
@@ -44,14 +45,14 @@ DUP_CAP = 1e3
 
 @njit(cache=True)
 def _rates(X, rs, ws, wk, mt, n_mach):
-    """Each worker's client requests, write-backs and writes per us at X, and
-    its machine's writes per us; the inner states start from the same point
-    at every X (no duplicates, idle, writes flowing)."""
+    """Each worker's client requests, write-backs and writes per us at X, its
+    machine's writes per us and background jobs; the inner states start from
+    the same point at every X (no duplicates, idle, writes flowing)."""
     for m in range(n_mach):
         mt[m, 0] = 0.0     # scratch
         mt[m, 1] = 0.0     # the machine's writes per us
         mt[m, 2] = 0.0     # background jobs running
-        mt[m, 3] = 0.0     # disk jobs running
+        mt[m, 3] = 0.0
     for i in range(ws.shape[0]):
         wk[i, K_LAM] = X * ws[i, W_S]
         wk[i, K_OPN] = rs[R_EVICT] * ws[i, W_EV]
@@ -61,62 +62,33 @@ def _rates(X, rs, ws, wk, mt, n_mach):
         wk[i, K_DUP] = 0.0
         wk[i, K_U] = 0.0        # every evaluation from the same start: h is a function of X
         wk[i, K_RUN] = 1.0
-        mt[int(wk[i, K_MACH]), 1] += wk[i, K_W]
+        m = int(wk[i, K_MACH])
+        mt[m, 1] += wk[i, K_W]
+        mt[m, 2] = ws[i, W_BG]   # the phase's jobs on the machine (the same for its workers)
 
 
 @njit(cache=True)
-def _flush_cycles(rs, ws, wk, cyc, mt, n_mach):
-    """Each instance's flush cycle (``cyc``) at its write rate, the WAL-switch
-    block at its machine's, the machine's disk shared by the disk jobs
-    running there (a few sweeps, with each worker's running fraction), and
-    the background jobs each machine runs. True where some write stops or
-    slows down."""
-    M = ws.shape[0]
-    wal = rs[R_WAL] > 0.0
-    any_stall = False
-    for sweep in range(4):
-        for i in range(M):
-            m = int(wk[i, K_MACH])
-            mbps = mt[m, 1] * rs[R_EB] / 1.048576           # bytes/us -> MiB/s
-            wal_ev = wal_switch_block_us(wal, rs[R_WALBASE], rs[R_WALPER], mbps)
-            share = rs[R_DISK] / max(1.0, mt[m, 3])
-            cycle_stats(cyc[i], rs[R_E], rs[R_EB], rs[R_MEMB], int(rs[R_FN]), int(rs[R_MX]),
-                        rs[R_FIXED], rs[R_FWF], rs[R_SLOWBPU], rs[R_COMPACTS] > 0.0,
-                        rs[R_WAMP], wal, wk[i, K_W], share, wal_ev, wk[i, K_RUN], ws[i, W_NRUN])
-        for m in range(n_mach):
-            mt[m, 3] = 0.0
-        moved = 0.0
-        for i in range(M):
-            mt[int(wk[i, K_MACH]), 3] += cyc[i, C_DISK] + cyc[i, C_COMP]
-            r = 0.5 * wk[i, K_RUN] + 0.5 * (1.0 - cyc[i, C_STOPF])
-            moved = max(moved, abs(r - wk[i, K_RUN]))
-            wk[i, K_RUN] = r
-            if cyc[i, C_STOPF] > 0.0 or cyc[i, C_SLOW] > 0.0:
-                any_stall = True
-        if sweep >= 1 and moved < 1e-9:
-            break
-    for i in range(M):
-        mt[int(wk[i, K_MACH]), 2] += cyc[i, C_BUSY] + cyc[i, C_COMP]
-    return any_stall
-
-
-@njit(cache=True)
-def _write_extras(rs, wk, cyc, mt, n_mach, syncs_per_write):
+def _write_extras(rs, ws, wk, mt, n_mach, syncs_per_write):
     """Each worker's wait per write besides its service (``K_EXTRA``): the WAL
-    switch, syncs, write stops and slowdown, and the commit on its machine's
-    shared path. False where a commit path cannot carry its machine's writes."""
+    switch (``K_WALEV`` at its machine's write rate, once a memtable), syncs,
+    the phase's pacing and the commit on its machine's shared path. False
+    where a commit path cannot carry its machine's writes."""
     M = wk.shape[0]
+    wal = rs[R_WAL] > 0.0
     for m in range(n_mach):
         mt[m, 0] = 0.0
     for i in range(M):
         if wk[i, K_W] > 0.0:
             mt[int(wk[i, K_MACH]), 0] += 1.0             # the machine's writers
     for i in range(M):
-        commit = commit_wait(mt[int(wk[i, K_MACH]), 1], rs[R_TXN], mt[int(wk[i, K_MACH]), 0])
+        m = int(wk[i, K_MACH])
+        mbps = mt[m, 1] * rs[R_EB] / 1.048576           # bytes/us -> MiB/s
+        wk[i, K_WALEV] = wal_switch_block_us(wal, rs[R_WALBASE], rs[R_WALPER], mbps)
+        commit = commit_wait(mt[m, 1], rs[R_TXN], mt[m, 0])
         if commit == math.inf:
             return False
-        wk[i, K_EXTRA] = (cyc[i, C_WAL] + syncs_per_write * rs[R_SYNCUS]
-                          + cyc[i, C_STOP] + cyc[i, C_SLOW] + commit)
+        wk[i, K_EXTRA] = (wk[i, K_WALEV] / max(rs[R_E], 1.0) + syncs_per_write * rs[R_SYNCUS]
+                          + ws[i, W_PACE] + commit)
     return True
 
 
@@ -156,7 +128,7 @@ def _residence(S, U, Q, f, cv2, fixed, K):
 
 
 @njit(cache=True)
-def _utilisations(rs, ws, wk, cyc, mt, n_mach):
+def _utilisations(rs, ws, wk, mt, n_mach):
     """Each worker's utilisation and time per request at its current duplicate
     load (wk[:, K_DUP]); busy peers and CPU stretch by sweeps over the
     machine. False where a worker would be busy all the time."""
@@ -205,7 +177,7 @@ def _utilisations(rs, ws, wk, cyc, mt, n_mach):
 
 
 @njit(cache=True)
-def _duplicates(X, rs, ws, wk, cyc, mt, n_mach):
+def _duplicates(X, rs, ws, wk, mt, n_mach):
     """The duplicates each worker serves per request (``K_DUP``), with the
     utilisations they cause: late replies make resends, which reach the
     worker and are served. False where the duplicates take a worker past
@@ -249,6 +221,6 @@ def _duplicates(X, rs, ws, wk, cyc, mt, n_mach):
             wk[i, K_DUP] = d
         if moved < 1e-9:
             break
-        if not _utilisations(rs, ws, wk, cyc, mt, n_mach):
+        if not _utilisations(rs, ws, wk, mt, n_mach):
             return False
     return True
