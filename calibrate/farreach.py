@@ -48,10 +48,18 @@ FREE = (
     "recv_floor_us", "server_gap_us", "send_base_us", "send_per_thread_us",
     "miss_rtt_us", "hit_rtt_us", "base_us", "get_sst_us", "wal_us", "txn_commit_us",
     "seqget_sst_us", "seqcache_us", "skiplist_us_per_log2", "idle_penalty",
-    "unpinned_factor", "share_penalty", "sst_growth_factor", "compaction_us",
-    "wal_switch_ms_per_mbps", "client_cpu_us", "rcvbuf_pkt_bytes",
-    "timer_floor_ms",
+    "unpinned_factor", "share_penalty", "sst_probe_us", "memtable_probe_us", "bg_penalty",
+    "wal_switch_ms", "wal_switch_ms_per_mbps", "wal_sync_ms_per_mb", "flush_mbps",
+    "entry_overhead_bytes", "disk_mbps", "client_cpu_us", "rcvbuf_pkt_bytes", "timer_floor_ms",
 )
+
+#: What the lab's notes read from RocksDB's LOG for a run, beside its
+#: throughput (farreach_tuning.csv, column ``note``): the fit holds the run's
+#: trajectory to these counts as to any measured column. T42: "15 s
+#: write_delay_time; hot server received 688 MB (43 memtables)".
+LOG_NOTES = {
+    "T42": {"hot_memtables": 43.0, "hot_stalled_s": 15.0},
+}
 
 #: Prior spread of every free parameter, log-sd: a factor e either way.
 PRIOR_LOG_SD = 1.0
@@ -83,9 +91,13 @@ UPPER: dict[str, float] = {}
 FIT_COMMAND = ("python -m calibrate fit --runs data/farreach_runs.csv --runs data/farreach_tuning.csv "
                "--runs data/farreach_breakdown.csv --out model/profiles/tofino-testbed.toml")
 
+#: Columns of :data:`LOG_NOTES` (counts and seconds that can be 0).
+LOG_COUNTS = ("hot_memtables", "hot_stalled_s")
+
 #: Relative weight of each measured column in the residuals.
 WEIGHTS = {"mops": 1.0, "process_us": 1.0, "wait_us": 0.5, "send_us": 0.5,
-           "server_process_avg": 0.5, "server_wait_avg": 0.3, "client_send_avg": 0.3}
+           "server_process_avg": 0.5, "server_wait_avg": 0.3, "client_send_avg": 0.3,
+           "hot_memtables": 1.0, "hot_stalled_s": 1.0}
 
 
 def default_priors() -> str:
@@ -256,7 +268,19 @@ def _measured(row) -> dict[str, Any]:
                     raise InputError(f"expected numbers separated by '|', got {v!r}", field=c) from None
                 continue
         out[c] = number(row, c)
+    out.update(LOG_NOTES.get(cell(row, "id", ""), {}))
     return out
+
+
+def log_columns(prediction) -> dict[str, float]:
+    """What the notes read from RocksDB's LOG, predicted (:data:`LOG_NOTES`):
+    the busiest-writing worker's memtables and its seconds stopped or slowed."""
+    lsm = prediction.details.get("lsm")
+    if not lsm:
+        return {}
+    hot = int(np.argmax(lsm["writes"]))
+    return {"hot_memtables": float(lsm["memtables"][hot]),
+            "hot_stalled_s": float(lsm["stop_s"][hot] + lsm["slow_s"][hot])}
 
 
 _TARGETS: list = []
@@ -348,7 +372,7 @@ def _row_residuals(target, prediction) -> np.ndarray:
     cols = [c for c in meas if c in WEIGHTS]
     if not cols:
         return np.zeros(0)
-    pred = farreach_columns(prediction, wait_stat(row))
+    pred = {**farreach_columns(prediction, wait_stat(row)), **log_columns(prediction)}
     res = []
     for c in cols:
         m, pv, w = meas[c], pred[c], WEIGHTS[c]
@@ -356,7 +380,10 @@ def _row_residuals(target, prediction) -> np.ndarray:
             pv = sorted(pv)
             res.extend(w * np.log(np.maximum(pv, 1e-6) / np.maximum(sorted(m), 1e-6)) / math.sqrt(len(m)))
             continue
-        if m > 0 and pv > 0 and math.isfinite(pv):
+        if c in LOG_COUNTS:
+            # a count can be 0: compare on log(1 + count)
+            res.append(w * (math.log1p(max(pv, 0.0)) - math.log1p(m)))
+        elif m > 0 and pv > 0 and math.isfinite(pv):
             res.append(w * math.log(pv / m))
         else:
             res.append(w * 5.0)

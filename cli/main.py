@@ -453,14 +453,48 @@ def format_table(pred: Prediction, sc: Scenario, profile: Profile) -> str:
         f"  resends              {pred.false_pos:,.0f} packets per run of {_queries(sc)} queries "
         "(the notes' false positives: each loss, and each reply slower than the timeout)",
         f"  write stall          {100 * pred.stall_fraction:.1f} % of time",
+        *_run_lines(pred, sc),
         f"  bottleneck           {pred.bottleneck.text()}",
         *_jump(pred),
         *_caveats(pred),
         "",
-        f"  {'server':>6}  {'share %':>8}  {'nocache %':>9}  {'util %':>7}  {'wait us':>10}  {'process us':>10}",
     ]
+    lsm = pred.details.get("lsm")
+    head = (f"  {'server':>6}  {'share %':>8}  {'nocache %':>9}  {'util %':>7}  {'wait us':>10}  "
+            f"{'process us':>10}")
+    if lsm:
+        head += (f"  | {'memtables':>9}  {'flushes':>7}  {'compactions':>11}  {'stopped s':>9}  "
+                 f"{'slowed s':>8}  {'L0 files':>8}")
+    lines.append(head)
     for i, s in enumerate(pred.servers):
         wait = f"{s.wait_us:10.2f}" if math.isfinite(s.wait_us) else f"{'idle':>10}"
-        lines.append(f"  {i:>6}  {100 * s.share:8.2f}  {100 * s.share_nocache:9.2f}  "
-                     f"{100 * s.utilization:7.1f}  {wait}  {s.process_us:10.2f}")
+        line = (f"  {i:>6}  {100 * s.share:8.2f}  {100 * s.share_nocache:9.2f}  "
+                f"{100 * s.utilization:7.1f}  {wait}  {s.process_us:10.2f}")
+        if lsm:
+            line += (f"  | {lsm['memtables'][i]:>9}  {lsm['flushes'][i]:>7}  "
+                     f"{lsm['compactions'][i]:>11}  {lsm['stop_s'][i]:>9.1f}  "
+                     f"{lsm['slow_s'][i]:>8.1f}  {lsm['l0_files_end'][i]:>8}")
+        lines.append(line)
     return "\n".join(lines)
+
+
+def _run_lines(pred: Prediction, sc: Scenario) -> list[str]:
+    """The run as RocksDB moved it: its length, its phases, its stops and
+    slowdowns (the per-worker counts are the table's right-hand columns)."""
+    lsm = pred.details.get("lsm")
+    traj = pred.details.get("trajectory") or {}
+    if not lsm:
+        return []
+    phases = traj.get("phases") or []
+    stops = [p for p in phases if p["kind"] == "stop"]
+    slows = [p for p in phases if p["kind"] == "slow"]
+    text = (f"  run                  {lsm['run_s']:,.1f} s for {_queries(sc)} queries, "
+            f"{len(phases)} phase{'s' if len(phases) != 1 else ''}")
+    if stops:
+        text += (f"; writes stopped {sum(p['seconds'] for p in stops):,.1f} s "
+                 f"({len(stops)} stop{'s' if len(stops) != 1 else ''}: the rack waits)")
+    if slows:
+        text += f"; slowed {sum(p['seconds'] for p in slows):,.1f} s"
+    if not stops and not slows:
+        text += "; no write stop or slowdown"
+    return [text + " (RocksDB per worker: the columns right of |)"]

@@ -39,7 +39,13 @@ NAMED: dict[str, str] = {
     "clients_by_littles_law": "clients", "t_s": "s", "step": "step",
     "matrix_size": "", "value_bytes": "B", "key_bytes": "B", "payload": "B",
     "records": "keys", "cache_keys": "keys", "hash_buckets": "buckets",
-    "rcvbuf_kb": "KiB", "bg_threads": "threads", "l0_files": "files",
+    "rcvbuf_kb": "KiB", "flush_threads": "threads", "compaction_threads": "threads",
+    "l0_files": "files", "l0_slowdown": "files", "l0_stop": "files", "l0_files_end": "files",
+    "memtables": "memtables", "flushes": "flushes", "compactions": "compactions",
+    "stops": "stops", "slows": "slowdowns", "immutables_end": "memtables", "writes": "writes",
+    "instances": "instances", "solves": "solves", "stopped_s": "s", "run_s": "s",
+    "flush_mib": "MiB", "compaction_mib": "MiB", "pending_compaction_mib_end": "MiB",
+    "seconds": "s",
     "rate_mb_s": "MB/s", "operations": "ops", "found": "keys",
 }
 

@@ -37,7 +37,7 @@ def prediction_sections(pred: Mapping[str, Any], scenario: Mapping[str, Any] | N
         check_profile(profile)
     figs = figs or Figures()
     out = [headline_section(pred, scenario), bottleneck_section(pred, figs),
-           servers_section(pred), details_section(pred)]
+           run_section(pred, figs), servers_section(pred), details_section(pred)]
     if scenario:
         out.append(scenario_section(scenario))
     if profile:
@@ -163,6 +163,61 @@ def bottleneck_section(pred: Mapping[str, Any], figs: Figures) -> Section:
     return section("bottleneck", title, blocks,
                    "What limits throughput, as the model classifies it, and where each "
                    "server's time goes.")
+
+
+# ---- the run as RocksDB moves it -------------------------------------------------------
+
+def trajectory_rows(pred: Mapping[str, Any]) -> list[dict]:
+    """The predicted run per second, as timeline rows (``t_s`` the end of the
+    second, its throughput, the share of it the writes were stopped)."""
+    traj = (pred.get("details") or {}).get("trajectory") or {}
+    per_s = traj.get("per_second_mops") or []
+    stopped = [0.0] * len(per_s)
+    for ph in traj.get("phases") or []:
+        if ph.get("kind") != "stop" or not A.is_num(ph.get("seconds")):
+            continue
+        a, b = ph["start_s"], ph["start_s"] + ph["seconds"]
+        k = int(a)
+        while k < len(per_s) and k < b:
+            stopped[k] += min(b, k + 1) - max(a, k)
+            k += 1
+    return [{"t_s": float(k + 1), "throughput_mops": v, "stalled_frac": min(1.0, stopped[k])}
+            for k, v in enumerate(per_s)]
+
+
+def run_section(pred: Mapping[str, Any], figs: Figures) -> Section | None:
+    """The predicted throughput of the run second by second with its write
+    stops shaded, and what RocksDB's LOG would show per worker."""
+    d = pred.get("details") or {}
+    lsm = d.get("lsm")
+    rows = trajectory_rows(pred)
+    if not lsm or not rows:
+        return None
+    phases = (d.get("trajectory") or {}).get("phases") or []
+    kinds = {k: sum(p["seconds"] for p in phases if p.get("kind") == k)
+             for k in ("run", "slow", "stop")}
+    blocks: list = [text(
+        f"The run takes {fmt(lsm.get('run_s'), 's')} in {len(phases)} phases: writes flowing "
+        f"{fmt(kinds['run'], 's')}, slowed by RocksDB {fmt(kinds['slow'], 's')}, stopped "
+        f"{fmt(kinds['stop'], 's')}. Each phase is served at the rate the rack has in that "
+        "state of its RocksDB instances; the run's throughput is its queries over the sum of "
+        "its phase times.")]
+    blocks.append(figs.block(F.timeline_throughput(rows, dict(pred)),
+                             "Predicted throughput per second (a phase's rate spread over the "
+                             "seconds it covers); shaded: seconds with writes stopped."))
+    cols = [("memtables", "memtables sealed"), ("flushes", "flushes"),
+            ("compactions", "compactions"), ("stop_s", "stopped (s)"), ("slow_s", "slowed (s)"),
+            ("l0_files_end", "L0 files at the end"),
+            ("pending_compaction_mib_end", "pending compaction at the end (MiB)")]
+    n = len(lsm.get("memtables") or [])
+    table_rows = [[f"server {i}"] + [num(lsm[k][i]) if k in lsm else "–" for k, _ in cols]
+                  for i in range(n)]
+    blocks.append(table(["server"] + [c for _, c in cols], table_rows,
+                        numeric=[False] + [True] * len(cols),
+                        caption="Per worker, what RocksDB's LOG would show for this run."))
+    return section("run", "The run, as RocksDB moves it", blocks,
+                   "Memtables filled, flushes, compactions and write stalls over the run, "
+                   "predicted from the database's state when the run starts.")
 
 
 # ---- raw details (collapsed) ----------------------------------------------------------

@@ -26,6 +26,11 @@ LAB_MACHINES = 2
 LAB_CORES = 24
 TUNING_CLIENT_MACHINES = 2
 TUNING_TIMEOUT_MS = 5000.0
+#: (flush threads, compaction threads) of the tuning series' variants: bg12
+#: and bg16 set them, the later variants keep bg16's (data README)
+TUNING_BG_THREADS = {"bg12": (12, 4), "bg16": (16, 4)}
+TUNING_L0_FILES = 16
+TUNING_L1_MB = 16 * 512.0
 
 # ---------------------------------------------------------------------------
 # FarReach rack
@@ -77,8 +82,21 @@ def farreach_scenario(row: Row, base: Scenario | None = None) -> Scenario:
     if "rcvbuf" in row:
         ch["servers.rcvbuf_kb"] = choice(row, "rcvbuf", RCVBUF_KB, "default")
     if "variant" in row:
-        # The tuning series pins workers and keeps RocksDB threads off their cores.
+        # The tuning series pins workers and keeps RocksDB threads off their
+        # cores (from its first variant, rocksdb-affinity, on).
         ch["servers.pinned"] = True
+        ch["servers.bg_on_worker_cores"] = False
+        # bg12 / bg16: 12 or 16 flush threads and 4 compaction threads, kept
+        # by every later variant (the data README)
+        threads = TUNING_BG_THREADS.get(cell(row, "variant"))
+        if threads is None and cell(row, "variant") not in ("rocksdb-affinity",):
+            threads = TUNING_BG_THREADS["bg16"]
+        if threads is not None:
+            ch["servers.flush_threads"], ch["servers.compaction_threads"] = threads
+            # ... with 512 MB SST files and 16 L0/L1 files: an L0 compaction
+            # at 16 files, L1 of 16 x 512 MB
+            ch["storage.l0_files"] = TUNING_L0_FILES
+            ch["storage.l1_mb"] = TUNING_L1_MB
         # ... and its clients sent from two machines: its plain-DB runs reach
         # 1.4-1.7 MOPS (T18, T38), while the F series' runs level off at
         # 1.05-1.08 MOPS from 512 to 1,024 threads with their servers not
@@ -106,6 +124,9 @@ COLUMN_OF = {
     "storage.maxnum": "maxnum", "storage.wal_bytes_per_sync_mb": "wal_bytes_per_sync_mb",
     "storage.wal": "wal", "storage.db": "db", "servers.seq_check": "seq_check",
     "servers.pinned": "affinity", "servers.rcvbuf_kb": "rcvbuf",
+    "servers.bg_on_worker_cores": "variant", "servers.flush_threads": "variant",
+    "servers.compaction_threads": "variant", "storage.l0_files": "variant",
+    "storage.l1_mb": "variant",
 }
 
 

@@ -216,8 +216,8 @@ def describe_counts(st, seconds_per_us: float = 1e-6) -> dict:
         "slows": st["slows"].tolist(),
         "l0_files_end": st["l0"].tolist(),
         "immutables_end": st["imm"].tolist(),
-        "flush_mb": (st["flush_bytes"] / MIB).tolist(),
-        "compaction_mb": (st["compact_bytes"] / MIB).tolist(),
+        "flush_mib": (st["flush_bytes"] / MIB).tolist(),
+        "compaction_mib": (st["compact_bytes"] / MIB).tolist(),
         "writes": st["writes"].tolist(),
         "instances": n,
     }

@@ -123,6 +123,7 @@ class ServiceSpec:
     first_probes: tuple[float, ...]  # per worker: SST places checked in the first state
     p_mem: tuple[float, ...]         # per worker: GETs whose key is in the memtables
     bg_penalty: float                # per background job on the machine (0: kept apart)
+    bg_shares_cores: bool            # background jobs run on the workers' cores
     writes_per_run: tuple[float, ...]  # per worker: writes over the whole run
     recv_floor_us: float
     gap_us: float
@@ -188,6 +189,7 @@ def compile_service(scenario, pr, placement, lsm, wres, first_probes=None) -> Se
         memprobe_us=tuple(memprobe.tolist()), first_probes=tuple(first.tolist()),
         p_mem=tuple(pmem.tolist()),
         bg_penalty=P["bg_penalty"] if sv.bg_on_worker_cores else 0.0,
+        bg_shares_cores=bool(sv.bg_on_worker_cores),
         writes_per_run=tuple(wrun.tolist()), recv_floor_us=P["recv_floor_us"],
         gap_us=P["server_gap_us"],
         cv=P["service_cv"], idle_penalty=P["idle_penalty"],

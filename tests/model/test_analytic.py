@@ -27,9 +27,13 @@ def profile():
 def quiet(profile):
     """A profile with every load-dependent effect switched off: a pure
     product-form network (no idle or busy-peer factor, free flushes and WAL
-    switches, no receive floor or gap, no client cores, no commit path)."""
+    switches, lookups whose cost does not move with the memtables and files
+    the run's write path makes, no receive floor or gap, no client cores, no
+    commit path)."""
     return profile.with_values({"idle_penalty": 0.0, "share_penalty": 0.0, "disk_mbps": 1e9,
                                 "flush_fixed_ms": 0.0, "wal_switch_ms": 0.0,
+                                "memtable_probe_us": 0.0, "sst_probe_us": 0.0,
+                                "bg_penalty": 0.0,
                                 "wal_switch_ms_per_mbps": 0.0, "recv_floor_us": 0.0,
                                 "server_gap_us": 0.0, "client_cpu_us": 0.0,
                                 "txn_commit_us": 0.0, "rcvbuf_pkt_bytes": 1e-3}, "test")
@@ -42,7 +46,7 @@ def long_timeout(**ch):
 def closed_network(spec):
     """The rack's product-form network for tests.oracles.queueing: demands and think time."""
     sv, pl, c = spec.service, spec.placement, spec.clients
-    svc = service.run_average_cost(sv) + sv.recv_floor_us + sv.gap_us
+    svc = service.first_cost(sv) + sv.recv_floor_us + sv.gap_us
     think = c.send_us + pl.hit_ratio * c.hit_rtt_us + (1 - pl.hit_ratio) * c.miss_rtt_us
     return np.asarray(pl.shares) * svc, think
 
@@ -197,7 +201,7 @@ def sleep_in_cycle(spec, X):
     wk = np.zeros((M, analytic.K_NCOL))
     wk[:, analytic.K_MACH] = ws[:, analytic.W_MACH]
     wk[:, analytic.K_RUN] = 1.0
-    return analytic._evaluate(X, rs, ws, wk, np.zeros((M, 13)),
+    return analytic._evaluate(X, rs, ws, wk,
                               np.zeros((max(int(rs[analytic.R_MACH]), 1), 6)),
                               np.zeros((M, analytic.V_NCOL)), False)[3]
 

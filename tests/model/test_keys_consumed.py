@@ -19,9 +19,8 @@ from runio.inputs import load_profile
 
 LOSSY = {"clients.threads": 2048, "servers.rcvbuf_kb": 16}
 SMALL_MEMTABLE = {"storage.memtable_mb": 1.0}
-# tiny memtables stall on the disk; a tiny L1 keeps their L0->L1 compaction
-# (lsm.l1_passes) from making the workers the bottleneck first
-# (a plain DB: TransactionDB's commit path would cap the writes first)
+# tiny memtables stall on the disk; a tiny L1 keeps their L0->L1 compactions
+# short (a plain DB: TransactionDB's commit path would cap the writes first)
 STALLING = {"workload.read_ratio": 0.0, "storage.wal": False, "storage.memtable_mb": 0.25,
             "storage.flushnum": 1, "storage.maxnum": 2, "storage.l1_mb": 1.0,
             "storage.db": "normal"}
@@ -51,12 +50,18 @@ SCENARIO_CHANGES = {
     "servers.pinned": ({}, False),
     "servers.rcvbuf_kb": (LOSSY, 64),
     "servers.seq_check": ({}, "disk-get"),
-    "servers.bg_threads": (STALLING, 1),
+    "servers.flush_threads": (STALLING, 1),
+    "servers.compaction_threads": ({**STALLING, "storage.l0_files": 1}, 1),
+    "servers.bg_on_worker_cores": ({**STALLING, "servers.cores": 4}, False),
     "storage.memtable_mb": ({}, 16.0),
     "storage.flushnum": (SMALL_MEMTABLE, 2),
     "storage.maxnum": (STALLING, 3),
     "storage.l0_files": (SMALL_MEMTABLE, 8),
     "storage.l1_mb": (SMALL_MEMTABLE, 128.0),
+    "storage.l0_slowdown": (STALLING, 2),
+    "storage.l0_stop": (STALLING, 2),
+    "storage.delayed_write_rate_mbps": (SLOWED, 0.05),
+    "storage.preloaded": ({}, False),
     "storage.wal": ({}, False),
     "storage.wal_bytes_per_sync_mb": (SMALL_MEMTABLE, 0.1),
     "storage.db": ({}, "normal"),
@@ -82,17 +87,18 @@ PROFILE_CHANGES = {
     "skiplist_us_per_log2": ({}, 1.5), "wal_us": ({}, 1.5), "txn_commit_us": ({}, 1.5),
     "seqget_sst_us": ({"servers.seq_check": "disk-get"}, 1.5),
     "seqcache_us": ({"servers.seq_check": "seq-cache"}, 1.5),
-    "sst_growth_factor": ({}, 1.5), "compaction_us": (SMALL_MEMTABLE, 1.5), "unpinned_factor": ({"servers.pinned": False}, 1.5),
+    "sst_probe_us": ({}, 1.5), "memtable_probe_us": (SMALL_MEMTABLE, 1.5),
+    "bg_penalty": (STALLING, ("=", 0.1)),
+    "unpinned_factor": ({"servers.pinned": False}, 1.5),
     "recv_floor_us": ({}, 1.5), "server_gap_us": ({}, 1.5),
     "idle_penalty": (FEW_CLIENTS, 1.5), "share_penalty": ({"servers.pinned": False}, 1.5),
     "context_switch_penalty": ({"servers.cores": 4}, 1.5),
     "service_cv": (FEW_CLIENTS, 0.5),
     "entry_overhead_bytes": (STALLING, 1.5), "disk_mbps": (STALLING, 0.05),
-    "compaction_wamp": ({**STALLING, "servers.bg_threads": 1}, 1.5),
+    "flush_mbps": (STALLING, 0.05), "compaction_mbps": ({**STALLING, "storage.l0_files": 1}, 0.05),
     "flush_fixed_ms": (STALLING, 1.5),
     "wal_switch_ms": (SMALL_MEMTABLE, 1.5), "wal_switch_ms_per_mbps": (SMALL_MEMTABLE, 1.5),
     "wal_sync_ref_mb": ({**SMALL_MEMTABLE, "storage.wal_bytes_per_sync_mb": 0.5}, 2.0),
-    "slowdown_mbps": (SLOWED, 0.05),
     "client_cpu_us": ({"storage.db": "normal"}, 1.5),
     "client_cores": ({"storage.db": "normal"}, 0.25),
     "timer_floor_ms": ({"clients.timeout_ms": 0.5, "clients.threads": 4096}, None),
@@ -151,7 +157,10 @@ def test_changing_a_profile_parameter_changes_the_rack_and_the_prediction(profil
     sc = Scenario.default().updated(context)
     reader = params.ProfileReader(profile)
     old = reader[name]
-    new = 20_000.0 if factor is None else old * factor
+    if isinstance(factor, tuple):
+        new = factor[1]                          # ("=", value): from a default of 0
+    else:
+        new = 20_000.0 if factor is None else old * factor
     changed = profile.with_values({name: new}, "test")
     assert compile_rack(sc, changed) != compile_rack(sc, profile)
     assert fingerprint(predict(sc, changed)) != fingerprint(predict(sc, profile))

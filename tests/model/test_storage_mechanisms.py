@@ -1,12 +1,9 @@
-"""Two storage mechanisms of a worker's process time (model/rack/lsm.py,
-model/rack/service.py):
+"""RocksDB's write path as rules over counts (model/rack/lsm_rules.py), and the
+run it makes (model/solvers/trajectory.py).
 
-* L0->L1 compaction: per written byte it rewrites ``min(L1, data) /
-  (l0_files x memtable x flushnum)`` bytes of L1 (``l1_passes``), and the
-  worker pays ``compaction_us x log2(1 + l1_passes)`` per write;
-* SST growth: the SST part of a lookup grows by ``sst_growth_factor`` per
-  doubling of the instance's data (records loaded, plus writes so far), and
-  not with the memtable size.
+Each rule is checked against what RocksDB's source says it does
+(db/column_family.cc, db/memtable_list.cc, db/version_set.cc, the compaction
+picker), on hand-made states; the run against counts worked out by hand.
 """
 
 import math
@@ -14,86 +11,197 @@ import math
 import numpy as np
 import pytest
 
-from model.rack import compile_rack, lsm, service
+from model.rack import compile_rack, lsm, lsm_rules as R, service
 from model.scenario import Scenario
+from model.solvers import analytic
 from runio.inputs import load_profile
 
 MIB = 1024.0 * 1024.0
 
 
-def rack(profile=None, **changes):
-    return compile_rack(Scenario.default().updated(changes),
-                        profile or load_profile("tofino-testbed"))
+def params(**kw):
+    base = dict(entry_bytes=200.0, memtable_bytes=1 * MIB, flushnum=2, maxnum=5, wal=False,
+                wal_block_base_us=0.0, wal_block_us_per_mbps=0.0, flush_fixed_us=1000.0,
+                flush_bytes_per_us=100.0, compaction_bytes_per_us=100.0,
+                disk_bytes_per_us=400.0, l0_files=4, l0_slowdown=20, l0_stop=36,
+                l1_target_bytes=256 * MIB, delayed_bytes_per_us=16 * MIB / 1e6,
+                flush_threads=2, compaction_threads=1)
+    base.update(kw)
+    return lsm.LsmSpec(**base)
 
 
-@pytest.mark.parametrize("memtable_mb, flushnum, passes", [
-    (4.0, 1, 16.0), (64.0, 1, 1.0), (64.0, 4, 0.25), (256.0, 16, 256 / (4 * 256 * 16))])
-def test_l1_passes_with_rocksdb_defaults(memtable_mb, flushnum, passes):
-    r = rack(**{"storage.memtable_mb": memtable_mb, "storage.flushnum": flushnum,
-                "storage.maxnum": flushnum + 1})
-    assert r.lsm.l1_bytes == 256 * MIB          # 100M records on 16 servers: 1 GB each
-    assert r.lsm.l1_passes == pytest.approx(passes)
+def state(spec, n=1, data=0.0):
+    p = spec.rule_params()
+    st, jobs, mach = R.initial_state(p, np.zeros(n, dtype=np.int64), 1, np.full(n, data))
+    return p, st, jobs, mach
 
 
-def test_l1_holds_no_more_than_the_instance_has():
-    """A small instance's L1 is all its data, so its compactions rewrite less."""
-    r = rack(**{"workload.records": 1_000_000, "servers.count": 64, "storage.memtable_mb": 4.0,
-                "storage.flushnum": 1})
-    data = 1_000_000 / 64 * r.lsm.entry_bytes
-    assert r.lsm.l1_bytes == pytest.approx(data)
-    assert r.lsm.l1_passes == pytest.approx(data / (4 * 4 * MIB))
+@pytest.mark.parametrize("imm, l0, pending, want", [
+    (5, 0, 0.0, (R.STOPPED, R.CAUSE_MEMTABLES)),          # maxnum reached
+    (4, 0, 0.0, (R.DELAYED, R.CAUSE_MEMTABLES)),          # maxnum - 1, and 4 - 1 >= flushnum 2
+    (3, 0, 0.0, (R.NORMAL, R.CAUSE_NONE)),
+    (0, 36, 0.0, (R.STOPPED, R.CAUSE_L0)),
+    (0, 20, 0.0, (R.DELAYED, R.CAUSE_L0)),
+    (0, 19, 0.0, (R.NORMAL, R.CAUSE_NONE)),
+    (0, 0, R.HARD_PENDING_BYTES, (R.STOPPED, R.CAUSE_PENDING)),
+    (0, 0, R.SOFT_PENDING_BYTES, (R.DELAYED, R.CAUSE_PENDING)),
+])
+def test_write_stall_conditions_are_rocksdbs(imm, l0, pending, want):
+    p = params().rule_params()
+    assert R.stall_condition(p, imm, l0, pending) == want
 
 
-def test_compaction_cost_is_paid_per_write_and_grows_with_the_data():
-    """With ``compaction_us`` = c, a worker's cost at the start of a run rises by
-    c x log2(1 + passes) x its write fraction, and grows with the data like the
-    SST part; read-only workers pay nothing."""
-    prof = load_profile("tofino-testbed")
-    small = {"storage.memtable_mb": 4.0, "storage.flushnum": 1, "storage.maxnum": 2}
-    base = rack(prof.with_values({"compaction_us": 0.0}, "no"), **small)
-    paid = rack(prof.with_values({"compaction_us": 2.0}, "yes"), **small)
-    wf = np.asarray(base.placement.write_frac)
-    assert paid.service.flat_us == base.service.flat_us
-    extra = np.asarray(paid.service.sst_us) - np.asarray(base.service.sst_us)
-    # only the part of the run's writes that was flushed is compacted (a run
-    # that fills fewer memtables than a flush takes compacts nothing)
-    flushed = lsm.flushed_fraction(np.asarray(paid.service.writes_per_run) / paid.lsm.entries,
-                                   paid.lsm.flushnum)
-    assert np.all(flushed > 0.5)
-    assert extra == pytest.approx(2.0 * math.log2(17.0) * wf * flushed, rel=1e-9)
-    per_instance = 100_000_000 / 16          # one doubling of each instance's data
-    grow = service.cost_at(paid.service, np.full(16, per_instance)) - \
-        service.cost_at(base.service, np.full(16, per_instance))
-    assert grow == pytest.approx(extra * (1.0 + paid.service.sst_factor), rel=1e-9)
-    ro = rack(prof.with_values({"compaction_us": 2.0}, "yes"), **small,
-              **{"workload.read_ratio": 1.0})
-    ro0 = rack(prof.with_values({"compaction_us": 0.0}, "no"), **small,
-               **{"workload.read_ratio": 1.0})
-    assert ro.service.flat_us == ro0.service.flat_us and ro.service.sst_us == ro0.service.sst_us
+def test_no_slowdown_when_maxnum_is_three_or_less():
+    """RocksDB slows writes one memtable early only when max_write_buffer_number > 3."""
+    p = params(flushnum=1, maxnum=3).rule_params()
+    assert R.stall_condition(p, 2, 0, 0.0) == (R.NORMAL, R.CAUSE_NONE)
+    assert R.stall_condition(p, 3, 0, 0.0)[0] == R.STOPPED
+    # ... and only when one more than flushnum waits: 4 - 1 >= 4 fails
+    p = params(flushnum=4, maxnum=5).rule_params()
+    assert R.stall_condition(p, 4, 0, 0.0) == (R.NORMAL, R.CAUSE_NONE)
 
 
-def test_sst_growth_is_per_doubling_of_the_instances_data():
-    r = rack()
-    s = r.service
-    # one write adds 1 / (records per instance) of the data, whatever the memtable
-    assert s.growth_per_write == pytest.approx(16 / 100_000_000)
-    assert rack(**{"storage.memtable_mb": 4.0, "storage.flushnum": 1,
-                   "storage.maxnum": 2}).service.growth_per_write == s.growth_per_write
-    per_instance = 100_000_000 / 16
-    now = service.cost_at(s, np.array([0.0] * 16))
-    doubled = service.cost_at(s, np.array([per_instance] * 16))
-    quadrupled = service.cost_at(s, np.array([3 * per_instance] * 16))
-    sst = np.asarray(s.sst_us)
-    assert doubled - now == pytest.approx(sst * s.sst_factor)
-    assert quadrupled - now == pytest.approx(2 * sst * s.sst_factor)
+def test_a_flush_takes_every_immutable_once_flushnum_wait():
+    spec = params(flushnum=3, maxnum=8)
+    p, st, jobs, mach = state(spec)
+    for k in range(2):
+        R.seal(st, 0, p, jobs, mach, 0.0)
+    assert not R.any_job(jobs), "two immutables, flushnum 3: no flush yet"
+    R.seal(st, 0, p, jobs, mach, 0.0)
+    live = [j for j in range(len(jobs)) if jobs[j].live]
+    assert len(live) == 1 and jobs[live[0]].memtables == 3
+    assert st[0].imm == 3 and st[0].imm_taken == 3
+    # the flush runs its fixed part, then writes 3 memtables' SST bytes
+    dt, j = R.next_job_event(jobs, p, mach, st)
+    assert dt == pytest.approx(spec.flush_fixed_us)
+    R.advance_jobs(jobs, p, mach, st, dt)
+    R.job_event(st, p, jobs, mach, j, dt)
+    dt2, j2 = R.next_job_event(jobs, p, mach, st)
+    out = 3 * spec.memtable_bytes * spec.sst_ratio
+    assert dt2 == pytest.approx(out / spec.flush_bytes_per_us)
+    R.advance_jobs(jobs, p, mach, st, dt2)
+    R.job_event(st, p, jobs, mach, j2, dt + dt2)
+    assert st[0].imm == 0 and st[0].l0 == 1 and st[0].flushes == 1
+    assert st[0].l0_bytes == pytest.approx(out)
 
 
-def test_run_average_is_the_time_average_of_cost_at():
-    """The analytic form (run average) equals the mean of the per-event form over
-    a run whose writes grow linearly."""
-    s = rack(**{"workload.queries_m": 400.0}).service
-    t = (np.arange(20_000) + 0.5) / 20_000
-    w = np.asarray(s.writes_per_run)
-    avg = np.mean([service.cost_at(s, w * x) for x in t], axis=0)
-    assert service.run_average_cost(s) == pytest.approx(avg, rel=1e-6)
-    assert math.isclose(service.sst_shape_average(0.0), 0.0)
+def test_the_machines_flush_pool_queues_flushes():
+    spec = params(flushnum=1, maxnum=8, flush_threads=1)
+    p, st, jobs, mach = state(spec, n=2)
+    R.seal(st, 0, p, jobs, mach, 0.0)
+    R.seal(st, 1, p, jobs, mach, 0.0)
+    assert mach[0].flushes == 1 and st[1].flush_jobs == 0, "one flush thread: the second waits"
+
+
+def test_a_stop_is_counted_and_the_delayed_rate_follows_setupdelay():
+    spec = params(flushnum=1, maxnum=4, flush_threads=1)
+    p, st, jobs, mach = state(spec)
+    R.seal(st, 0, p, jobs, mach, 0.0)       # 1 immutable: flushing
+    R.seal(st, 0, p, jobs, mach, 1.0)       # 2
+    R.seal(st, 0, p, jobs, mach, 2.0)       # 3 = maxnum - 1, and 3 - 1 >= 1: delayed
+    assert st[0].cond == R.DELAYED and st[0].slows == 1
+    assert st[0].rate == pytest.approx(p.max_rate), "entering a delay keeps the rate"
+    R.seal(st, 0, p, jobs, mach, 10.0)      # 4 = maxnum: stopped
+    assert st[0].cond == R.STOPPED and st[0].stops == 1
+    assert st[0].slow_us == pytest.approx(8.0)
+    # the flush ends at 110 us: three remain, delayed again after a stop -- but
+    # RocksDB only adjusts a rate it was already delaying with (NeedsDelay)
+    st[0].imm_taken = 0
+    st[0].imm = 3
+    R.recalc(st, 0, p, 110.0)
+    assert st[0].cond == R.DELAYED and st[0].stop_us == pytest.approx(100.0)
+    assert st[0].rate == pytest.approx(p.max_rate)
+    # still delayed at the next recalculation, with no compaction debt: unchanged;
+    # with debt that does not shrink: x 0.8
+    st[0].prev_pending = 1.0
+    st[0].l0 = 4
+    st[0].l0_bytes = 1e6
+    R.recalc(st, 0, p, 120.0)
+    assert st[0].rate == pytest.approx(0.8 * p.max_rate)
+    # back to normal: x 1.4, at most the option
+    st[0].imm = 0
+    R.recalc(st, 0, p, 130.0)
+    assert st[0].cond == R.NORMAL
+    assert st[0].rate == pytest.approx(min(1.4 * 0.8, 1.0) * p.max_rate)
+
+
+def test_l0_compaction_takes_every_l0_file_and_all_of_l1():
+    spec = params(flushnum=1, maxnum=8, l0_files=2)
+    p, st, jobs, mach = state(spec, data=100 * MIB)       # L1 holds 100 MiB
+    st[0].l0 = 2
+    st[0].l0_bytes = 2 * MIB
+    assert R.schedule(st, p, jobs, mach)
+    j = [j for j in range(len(jobs)) if jobs[j].live][0]
+    assert jobs[j].kind == R.COMPACT_L0 and jobs[j].files == 2
+    assert jobs[j].work == pytest.approx(102 * MIB)
+    dt, j = R.next_job_event(jobs, p, mach, st)
+    assert dt == pytest.approx(102 * MIB / spec.compaction_bytes_per_us)
+    R.advance_jobs(jobs, p, mach, st, dt)
+    R.job_event(st, p, jobs, mach, j, dt)
+    assert st[0].l0 == 0 and st[0].level[0] == pytest.approx(102 * MIB)
+    assert st[0].compactions == 1
+
+
+def test_loaded_data_fills_the_levels_from_l1_down():
+    spec = params(l1_target_bytes=10 * MIB)
+    p, st, jobs, mach = state(spec, data=500 * MIB)
+    assert st[0].level[0] == pytest.approx(10 * MIB)
+    assert st[0].level[1] == pytest.approx(100 * MIB)
+    assert st[0].level[2] == pytest.approx(390 * MIB)
+    assert R.probes(st, 0) == 3
+
+
+def test_pending_compaction_bytes_as_estimatecompactionbytesneeded():
+    spec = params(l1_target_bytes=10 * MIB, l0_files=4)
+    p, st, jobs, mach = state(spec)
+    st[0].l0 = 4
+    st[0].l0_bytes = 8 * MIB
+    st[0].level[0] = 10 * MIB
+    st[0].level[1] = 50 * MIB
+    # L0 triggers: L0 + L1; L1 + L0's bytes = 18 MiB over a 10 MiB target:
+    # 8 MiB to L2, times (L2 / L1-with-L0 + 1)
+    want = 8 * MIB + 10 * MIB + 8 * MIB * (50 / 18 + 1)
+    assert R.pending_bytes(st, 0, p) == pytest.approx(want)
+
+
+def _run(**changes):
+    sc = Scenario.default().updated({"storage.db": "normal", "workload.queries_m": 2.0,
+                                     **changes})
+    return analytic.solve(compile_rack(sc, load_profile("tofino-testbed")))
+
+
+def test_a_run_that_fills_fewer_memtables_than_flushnum_never_flushes():
+    pred = _run(**{"storage.memtable_mb": 1.0, "storage.flushnum": 200, "storage.maxnum": 400})
+    lsm_ = pred.details["lsm"]
+    entries = compile_rack(Scenario.default().updated({"storage.memtable_mb": 1.0}),
+                           load_profile("tofino-testbed")).lsm.entries
+    assert max(lsm_["flushes"]) == 0 and max(lsm_["compactions"]) == 0
+    for w, m in zip(lsm_["writes"], lsm_["memtables"]):
+        assert m == int(w // entries), "memtables sealed = writes / entries per memtable"
+
+
+def test_a_stopping_run_stops_and_is_slower_than_one_that_does_not():
+    # 8 workers a machine fill their memtables together and share one flush
+    # thread: the last to flush reach maxnum first
+    stop = _run(**{"storage.memtable_mb": 1.0, "storage.flushnum": 8, "storage.maxnum": 9,
+                   "servers.flush_threads": 1, "workload.queries_m": 10.0})
+    free = _run(**{"storage.memtable_mb": 1.0, "storage.flushnum": 8, "storage.maxnum": 64,
+                   "servers.flush_threads": 1, "workload.queries_m": 10.0})
+    assert max(stop.details["lsm"]["stop_s"]) > 0 and max(free.details["lsm"]["stop_s"]) == 0
+    assert stop.throughput_mops < free.throughput_mops
+    # the run's time is the sum of its phases
+    ph = stop.details["trajectory"]["phases"]
+    assert sum(p["seconds"] for p in ph) == pytest.approx(stop.details["lsm"]["run_s"], rel=1e-9)
+    assert any(p["kind"] == "stop" for p in ph)
+
+
+def test_cost_in_state_is_linear_in_memtables_and_probes():
+    sp = compile_rack(Scenario.default(), load_profile("tofino-testbed"))
+    s = sp.service
+    n = s.servers
+    base = service.cost_in_state(s, np.zeros(n), np.asarray(s.first_probes), np.zeros(n))
+    assert base == pytest.approx(service.first_cost(s))
+    more = service.cost_in_state(s, np.full(n, 3), np.asarray(s.first_probes) + 2, np.zeros(n))
+    want = base + 3 * np.asarray(s.memprobe_us) + 2 * np.asarray(s.probe_us)
+    assert more == pytest.approx(want)
+    assert math.isfinite(float(np.sum(more)))
