@@ -279,7 +279,9 @@ def log_columns(prediction) -> dict[str, float]:
     if not lsm:
         return {}
     hot = int(np.argmax(lsm["writes"]))
-    return {"hot_memtables": float(lsm["memtables"][hot]),
+    # the memtables its writes fill, as a fraction: a count the fit can move
+    # smoothly (the sealed count is a step)
+    return {"hot_memtables": float(lsm["memtables_written"][hot]),
             "hot_stalled_s": float(lsm["stop_s"][hot] + lsm["slow_s"][hot])}
 
 

@@ -136,6 +136,10 @@ class Storage:
     delayed_write_rate_mbps: float = spec(16.0, unit="MiB/s", min=0.016, max=1e6,
                                           doc="delayed_write_rate: the write rate a slowdown "
                                               "starts at (RocksDB default 16 MiB/s)")
+    rate_limit_mbps: float = spec(0.0, unit="MiB/s", min=0.0, max=1e6,
+                                  doc="RocksDB's rate_limiter per server process: the bytes "
+                                      "per second its flushes and compactions write at most; "
+                                      "0 = none")
     preloaded: bool = spec(True, doc="the run starts from a database loaded with "
                                      "workload.records records (YCSB's load phase, then a "
                                      "server restart); false: an empty database")

@@ -41,7 +41,7 @@ NAMED: dict[str, str] = {
     "records": "keys", "cache_keys": "keys", "hash_buckets": "buckets",
     "rcvbuf_kb": "KiB", "flush_threads": "threads", "compaction_threads": "threads",
     "l0_files": "files", "l0_slowdown": "files", "l0_stop": "files", "l0_files_end": "files",
-    "memtables": "memtables", "flushes": "flushes", "compactions": "compactions",
+    "memtables": "memtables", "memtables_written": "memtables", "flushes": "flushes", "compactions": "compactions",
     "stops": "stops", "slows": "slowdowns", "immutables_end": "memtables", "writes": "writes",
     "instances": "instances", "solves": "solves", "stopped_s": "s", "run_s": "s",
     "flush_mib": "MiB", "compaction_mib": "MiB", "pending_compaction_mib_end": "MiB",

@@ -50,6 +50,7 @@ SCENARIO_KEYS = (
     "storage.memtable_mb", "storage.flushnum", "storage.maxnum", "storage.wal",
     "storage.wal_bytes_per_sync_mb", "storage.l0_files", "storage.l0_slowdown",
     "storage.l0_stop", "storage.l1_mb", "storage.delayed_write_rate_mbps", "storage.preloaded",
+    "storage.rate_limit_mbps",
     "servers.flush_threads", "servers.compaction_threads", "servers.count", "servers.machines",
     "workload.records", "workload.key_bytes", "workload.value_bytes",
 )
@@ -86,7 +87,8 @@ class LsmSpec:
     flush_bytes_per_us: float         # one flush job at most
     compaction_bytes_per_us: float    # one compaction job at most
     disk_bytes_per_us: float          # per machine, shared by the jobs writing
-    sst_ratio: float = 1.0            # SST bytes per memtable byte
+    sst_ratio: float = 1.0            # SST bytes per memtable byte (each key written once)
+    unique: tuple[float, ...] = ()    # per instance: distinct keys among a flush's writes
     l0_files: int = 4                 # level0_file_num_compaction_trigger
     l0_slowdown: int = 20             # level0_slowdown_writes_trigger
     l0_stop: int = 36                 # level0_stop_writes_trigger
@@ -160,7 +162,10 @@ def compile_lsm(scenario, pr, records_per_instance=None) -> LsmSpec:
         wal_block_us_per_mbps=P["wal_switch_ms_per_mbps"] * 1e3 * sync,
         flush_fixed_us=P["flush_fixed_ms"] * 1e3, flush_bytes_per_us=P["flush_mbps"] * per_us,
         compaction_bytes_per_us=P["compaction_mbps"] * per_us,
-        disk_bytes_per_us=P["disk_mbps"] * per_us, sst_ratio=min(1.0, sst_entry / entry),
+        # a rate limiter caps what the machine's jobs write, like a slower disk
+        disk_bytes_per_us=(min(P["disk_mbps"], st.rate_limit_mbps) if st.rate_limit_mbps > 0
+                           else P["disk_mbps"]) * per_us,
+        sst_ratio=min(1.0, sst_entry / entry),
         l0_files=int(st.l0_files), l0_slowdown=int(st.l0_slowdown), l0_stop=int(st.l0_stop),
         l1_target_bytes=st.l1_mb * MIB, delayed_bytes_per_us=st.delayed_write_rate_mbps * per_us,
         flush_threads=int(sv.flush_threads), compaction_threads=int(sv.compaction_threads),
@@ -190,24 +195,47 @@ def wal_block_us(wal, base_us, per_mbps, machine_write_mbps):
                                              np.asarray(machine_write_mbps, dtype=float)), 0.0)
 
 
+def start_arrays(spec: LsmSpec, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per instance: the loaded bytes, the distinct share of a flush's writes."""
+    data = np.asarray(spec.data_bytes or (0.0,) * n, dtype=float)
+    unique = np.asarray(spec.unique or (1.0,) * n, dtype=float)
+    return data, unique
+
+
 def initial_state(spec: LsmSpec, machine_of, machines: int):
     """The run's starting state for :mod:`model.rack.lsm_rules`: (params,
     instances, jobs, machines)."""
     p = spec.rule_params()
-    data = spec.data_bytes or (0.0,) * len(machine_of)
+    data, unique = start_arrays(spec, len(machine_of))
     st, jobs, mach = rules.initial_state(p, np.asarray(machine_of, dtype=np.int64), machines,
-                                         np.asarray(data, dtype=float))
+                                         data, unique)
     return p, st, jobs, mach
 
 
-def describe_counts(st, seconds_per_us: float = 1e-6) -> dict:
+def distinct_share(window_hit, writes: float, points: int = 12) -> float:
+    """The share of distinct keys among ``writes`` consecutive writes, from
+    ``window_hit(w)``, the fraction of writes whose key was written within the
+    last ``w`` (Che's approximation, :func:`model.workload.window_hit_fraction`):
+    the distinct count grows by ``1 - window_hit(w)`` per write (trapezoids
+    over log-spaced windows)."""
+    if writes <= 1.0:
+        return 1.0
+    w = np.concatenate(([0.0], np.geomspace(1.0, writes, points)))
+    miss = 1.0 - np.concatenate(([0.0], np.asarray([window_hit(x) for x in w[1:]])))
+    distinct = float(np.sum(0.5 * (miss[1:] + miss[:-1]) * np.diff(w)))
+    return min(1.0, max(distinct / writes, 1.0 / writes))
+
+
+def describe_counts(st, spec: LsmSpec, seconds_per_us: float = 1e-6) -> dict:
     """Per instance, what RocksDB's LOG would report for the run: memtables
     sealed, flushes, compactions, seconds stopped and slowed, entries into
     each, L0 files and pending compaction at the end, MiB flushed and
-    compacted."""
+    compacted; and ``memtables_written``, the memtables its writes fill as a
+    fraction (a count a fit can move smoothly)."""
     n = st.shape[0]
     return {
         "memtables": st["sealed"].tolist(),
+        "memtables_written": (st["writes"] * spec.entry_bytes / spec.memtable_bytes).tolist(),
         "flushes": st["flushes"].tolist(),
         "compactions": st["compactions"].tolist(),
         "stop_s": (st["stop_us"] * seconds_per_us).tolist(),

@@ -87,7 +87,7 @@ FLUSH, COMPACT_L0, COMPACT_LEVEL = 0, 1, 2
 LSM_PARAMS = np.dtype([
     ("memtable", "f8"),        # write_buffer_size, bytes
     ("entry", "f8"),           # memtable bytes one write adds
-    ("sst_ratio", "f8"),       # SST bytes per memtable byte a flush writes
+    ("sst_ratio", "f8"),       # SST bytes per memtable byte a flush writes (no overwrites)
     ("flushnum", "i8"), ("maxnum", "i8"),
     ("l0_trigger", "i8"), ("l0_slowdown", "i8"), ("l0_stop", "i8"),
     ("l1_target", "f8"),       # max_bytes_for_level_base, bytes
@@ -105,6 +105,7 @@ LSM_PARAMS = np.dtype([
 
 INSTANCE = np.dtype([
     ("machine", "i8"),
+    ("unique", "f8"),          # the share of a flush's writes that are distinct keys
     ("active", "f8"),          # bytes in the active memtable
     ("imm", "i8"),             # immutable memtables not yet flushed (NumNotFlushed)
     ("imm_taken", "i8"),       # ... of which running flushes have taken
@@ -175,18 +176,40 @@ def fill_levels(st, i, p, data_bytes):
         left -= take
 
 
-def initial_state(p, machine_of, machines, data_bytes, jobs_per_instance=4):
+def loaded_levels(p, data_bytes):
+    """Levels :func:`fill_levels` fills with ``data_bytes``: the SST places a
+    lookup checks in the run's first state (no L0 file yet)."""
+    left = data_bytes
+    n = 0
+    for k in range(NUM_LEVELS):
+        if left <= 0.0:
+            break
+        take = left if k == NUM_LEVELS - 1 else min(left, level_target(p, k))
+        left -= take
+        n += 1
+    return n
+
+
+def initial_state(p, machine_of, machines, data_bytes, unique, jobs_per_instance=4):
     """The state a run starts from: each instance holding ``data_bytes[i]``
     of loaded data in its levels, no L0 file, no memtable filled (a server
     restarted after its load flushed them), writes normal at the full
     delayed rate (unused until a delay)."""
     n = len(machine_of)
     st, jobs, mach = new_state(n, machines, machine_of, jobs_per_instance)
-    for i in range(n):
-        fill_levels(st, i, p, float(data_bytes[i]))
+    start_state(st, p, data_bytes, unique)
+    return st, jobs, mach
+
+
+def start_state(st, p, data_bytes, unique):
+    """Every instance at the run's start: its loaded data in levels, writes
+    normal at the full delayed rate, ``unique`` the share of distinct keys
+    among the writes one flush takes."""
+    for i in range(st.shape[0]):
+        st[i].unique = unique[i]
+        fill_levels(st, i, p, data_bytes[i])
         st[i].rate = p.max_rate
         st[i].prev_pending = pending_bytes(st, i, p)
-    return st, jobs, mach
 
 
 # ---------------------------------------------------------------- stall rules
@@ -350,7 +373,8 @@ def _try_flush(st, i, p, jobs, mach):
     j = _free_job(jobs)
     if j < 0:
         return False
-    out = ready * p.memtable * p.sst_ratio
+    # a flush writes each key once: the distinct keys of its memtables
+    out = ready * p.memtable * p.sst_ratio * s.unique
     _start(jobs, j, i, FLUSH, -1, p.flush_fixed, out, ready, 0, out)
     s.imm_taken += ready
     s.flush_jobs += 1

@@ -227,16 +227,24 @@ def with_uniform_cost(s: ServiceSpec, cost_us: float) -> ServiceSpec:
 
 
 # ---------------------------------------------------------------- storage cost
+def state_cost(flat, first, probe, memprobe, bg_penalty, immutables, probes, bg_jobs):
+    """A worker's process time (us) in its instance's state: ``flat`` in the
+    run's first state (``first`` SST places), plus ``memprobe`` per immutable
+    memtable and ``probe`` per SST place beyond, times ``1 + bg_penalty`` per
+    background job on its cores. Scalars or arrays alike; compiled into the
+    trajectory's kernel as it is."""
+    cost = flat + probe * (probes - first) + memprobe * immutables
+    return np.maximum(cost, 0.0) * (1.0 + bg_penalty * bg_jobs)
+
+
 def cost_in_state(s: ServiceSpec, immutables, probes, bg_jobs) -> np.ndarray:
-    """Per-worker process time (us) with each instance's ``immutables``
-    memtables and ``probes`` SST places, and ``bg_jobs`` background jobs on
-    each worker's machine (arrays, per worker): the form both solvers use, the
-    analytic one per phase of the run, the simulators per simulated second."""
-    flat = per_worker(s, "flat_us")
-    first = per_worker(s, "first_probes")
-    cost = (flat + per_worker(s, "probe_us") * (np.asarray(probes, dtype=float) - first)
-            + per_worker(s, "memprobe_us") * np.asarray(immutables, dtype=float))
-    return np.maximum(cost, 0.0) * (1.0 + s.bg_penalty * np.asarray(bg_jobs, dtype=float))
+    """:func:`state_cost` of every worker (arrays, per worker): the form both
+    solvers use, the analytic one per phase of the run, the simulators per
+    simulated second."""
+    return state_cost(per_worker(s, "flat_us"), per_worker(s, "first_probes"),
+                      per_worker(s, "probe_us"), per_worker(s, "memprobe_us"), s.bg_penalty,
+                      np.asarray(immutables, dtype=float), np.asarray(probes, dtype=float),
+                      np.asarray(bg_jobs, dtype=float))
 
 
 def first_cost(s: ServiceSpec) -> np.ndarray:

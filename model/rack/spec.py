@@ -9,13 +9,15 @@ solvers (:mod:`model.solvers.analytic`, :mod:`sim`) read only the result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from ..profile import Profile
 from ..scenario import Scenario
 from .clients import ClientSpec, compile_clients
 from . import lsm_rules
-from .lsm import LsmSpec, compile_lsm, initial_state
+from .lsm import LsmSpec, compile_lsm, distinct_share
 from .network import NetworkSpec, compile_network
 from .params import ProfileReader
 from .placement import PlacementSpec, compile_placement, evaluate_workload
@@ -39,6 +41,24 @@ class RackSpec:
         return self.placement.servers
 
 
+def flush_distinct_shares(lsm: LsmSpec, wres, servers: int) -> tuple[float, ...]:
+    """Per instance, the share of distinct keys among the writes one flush
+    takes (``flushnum`` memtables): hot keys written twice in its memtables
+    reach its SST once. From the workload's popularity (all distinct where
+    the workload gives none)."""
+    if wres.win_write_mass is None:
+        return (1.0,) * servers
+    from .. import workload
+    W = float(lsm.flushnum * lsm.entries)
+    table = {}
+
+    def hit(w):
+        if w not in table:
+            table[w] = np.asarray(workload.window_hit_fraction(wres, w, lookups="writes"))
+        return table[w]
+    return tuple(float(distinct_share(lambda w, i=i: hit(w)[i], W)) for i in range(servers))
+
+
 def compile_rack(scenario: Scenario, profile: Profile) -> RackSpec:
     return compile_with(scenario, ProfileReader(profile))
 
@@ -55,9 +75,10 @@ def compile_with(scenario: Scenario, pr: ProfileReader, wres=None) -> RackSpec:
     elif len(wres.shares) != scenario.servers.count:
         raise ValueError("the workload result has one share per server")
     placement = compile_placement(scenario, pr, wres)
+    lsm = replace(lsm, unique=flush_distinct_shares(lsm, wres, placement.servers))
     # the SST places a lookup checks in the run's first state: the loaded levels
-    _, st, _, _ = initial_state(lsm, placement.machine_of, placement.machines)
-    first = [lsm_rules.probes(st, i) for i in range(len(st))]
+    p = lsm.rule_params()
+    first = [lsm_rules.loaded_levels(p, d) for d in (lsm.data_bytes or (0.0,) * placement.servers)]
     return RackSpec(
         name=scenario.name,
         clients=compile_clients(scenario, pr),

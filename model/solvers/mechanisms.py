@@ -20,13 +20,14 @@ for _f in (cl_mech.client_residence, cl_mech.client_core_wait, cl_mech.client_ut
            cl_mech.budget_us, cl_mech.gamma_sf,
            cl_mech.late_resends, cl_mech.residence_scv, nw_mech.wire_lost_per_request,
            nw_mech.tail_overflow,
-           nw_mech.block_gather, svc_mech.commit_wait, svc_mech.stretch,
+           nw_mech.block_gather, svc_mech.commit_wait, svc_mech.stretch, svc_mech.state_cost,
            svc_mech.service_scv, svc_mech.residual_us,
            lsm_mech.wal_switch_block_us):
     register_jitable(_f)
 
 #: RocksDB's rules, in the order they call each other (callees first)
-LSM_RULES = (lsm_rules.level_target, lsm_rules.pending_bytes, lsm_rules.stall_condition,
+LSM_RULES = (lsm_rules.level_target, lsm_rules.fill_levels, lsm_rules.pending_bytes,
+             lsm_rules.start_state, lsm_rules.stall_condition,
              lsm_rules.recalc, lsm_rules.close_counters, lsm_rules.probes, lsm_rules._free_job,
              lsm_rules._flush_limit_ok, lsm_rules._compact_limit_ok, lsm_rules._start,
              lsm_rules._try_flush, lsm_rules._try_compact, lsm_rules.schedule,
@@ -49,4 +50,5 @@ commit_wait = svc_mech.commit_wait
 service_scv = svc_mech.service_scv
 residual_us = svc_mech.residual_us
 stretch = svc_mech.stretch
+state_cost = svc_mech.state_cost
 wal_switch_block_us = lsm_mech.wal_switch_block_us

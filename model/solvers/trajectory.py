@@ -40,7 +40,6 @@ import numpy as np
 
 from ..rack import RackSpec, lsm as lsm_mech, lsm_rules as rules
 from ..rack.arrays import per_worker
-from ..rack.service import cost_in_state
 from . import trajectory_kernel as kern
 from .packing import (O_CLIENT_RES, O_CLIENT_U, O_CYCLE, O_EVALS, O_JUMP, O_LOST, O_NCOL,
                       O_RESENDS, O_RUN, O_SATURATED, O_SLEEP, O_WIDTH, O_X, V_BLOCK, V_DUP,
@@ -90,10 +89,12 @@ class RunState:
     cache: dict = field(default_factory=dict)   # key -> (X, ro, wo): states seen before
     last: tuple | None = None          # (X per us, ro, wo) of the current phase
     phases: list = field(default_factory=list)
-    acc_ro: np.ndarray | None = None
-    acc_wo: np.ndarray | None = None
+    by_key: dict = field(default_factory=dict)   # key -> [time, requests] in that state
+    stopped_us: np.ndarray | None = None         # per worker: time its writes were stopped
     acc_t: float = 0.0                 # time of the solved phases
     acc_q: float = 0.0                 # requests of the solved phases
+    coef: tuple = ()                   # the workers' cost coefficients (service)
+    write_rate: tuple = ()
     stop_t: float = 0.0
     stop_q: float = 0.0
     stop_resends: float = 0.0
@@ -107,33 +108,40 @@ def _bg_matters(spec: RackSpec) -> bool:
 
 
 def start(spec: RackSpec, rs: np.ndarray, ws: np.ndarray) -> RunState:
-    pl = spec.placement
-    p, st, jobs, mach = lsm_mech.initial_state(spec.lsm, pl.machine_of, pl.machines)
+    pl, sv, ls = spec.placement, spec.service, spec.lsm
+    p = ls.rule_params()
+    # plain structured arrays for the compiled rules (a record array's
+    # attribute lookups cost more in every call than the call itself)
+    st, jobs, mach = (a.view(np.ndarray) for a in
+                      rules.new_state(pl.servers, pl.machines, pl.machine_of))
+    kern.start(st, p, *lsm_mech.start_arrays(ls, pl.servers))
     r = RunState(spec=spec, rs=rs, ws=ws, p=p, st=st, jobs=jobs, mach=mach,
                  q_left=float(spec.queries))
-    r.acc_ro = np.zeros(O_NCOL)
-    r.acc_wo = np.zeros((ws.shape[0], V_NCOL))
+    r.stopped_us = np.zeros(ws.shape[0])
+    r.coef = (per_worker(pl, "machine_of", dtype=np.int64), bool(sv.bg_shares_cores),
+              per_worker(sv, "flat_us"), per_worker(sv, "first_probes"),
+              per_worker(sv, "probe_us"), per_worker(sv, "memprobe_us"), float(sv.bg_penalty))
+    # writes per us into each instance: its clients' (per unit of X) and the
+    # control plane's write-backs
+    r.write_rate = (per_worker(pl, "shares") * per_worker(pl, "write_frac"),
+                    pl.evict_per_us * per_worker(pl, "evict_probs"))
     _prepare(r)
     return r
 
 
 def _inputs(r: RunState):
     """The rack solver's inputs in the current state: per worker, process
-    time, background jobs on its machine; the reference arrays the kernel
+    time, background jobs on its cores; the reference arrays the kernel
     compares the state with."""
-    st, mach = r.st, r.mach
-    n = len(st)
+    n = len(r.st)
     cond = np.zeros(n, dtype=np.int64)
     rate = np.zeros(n)
     imm = np.zeros(n, dtype=np.int64)
     probes = np.zeros(n, dtype=np.int64)
-    bg_m = np.zeros(len(mach), dtype=np.int64)
-    kern.snapshot(st, mach, cond, rate, imm, probes, bg_m)
-    machine_of = per_worker(r.spec.placement, "machine_of", dtype=np.int64)
-    # background jobs compete with the workers only on the cores they share
-    bg = bg_m[machine_of].astype(float) if r.spec.service.bg_shares_cores else \
-        np.zeros(len(machine_of))
-    cost = cost_in_state(r.spec.service, imm, probes, bg)
+    bg_m = np.zeros(len(r.mach), dtype=np.int64)
+    bg = np.zeros(n)
+    cost = np.zeros(n)
+    kern.state_inputs(r.st, r.mach, *r.coef, cond, rate, imm, probes, bg_m, bg, cost)
     return (cond, rate, imm, probes, bg_m), cost, bg
 
 
@@ -144,7 +152,7 @@ def _prepare(r: RunState) -> None:
     r.cost = cost
     r.bg = bg
     cond = ref[0]
-    if np.any(cond == rules.STOPPED):
+    if (cond == rules.STOPPED).any():
         r.want = None                     # a stop: no solve
         return
     delayed = cond == rules.DELAYED
@@ -162,7 +170,7 @@ def _prepare(r: RunState) -> None:
     ws[:, W_A] = cost
     ws[:, W_BG] = bg
     ws[:, W_PACE] = 0.0
-    r.pace_pass = bool(np.any(cond == rules.DELAYED))
+    r.pace_pass = bool(delayed.any())
     r.want = (ws,)
 
 
@@ -208,9 +216,8 @@ def solved(r: RunState, ro: np.ndarray, wo: np.ndarray) -> None:
 def _rates(r: RunState, X: float) -> np.ndarray:
     """Writes per us into each instance at throughput X: its clients' writes
     and the control plane's write-backs."""
-    pl = r.spec.placement
-    return (X * per_worker(pl, "shares") * per_worker(pl, "write_frac")
-            + pl.evict_per_us * per_worker(pl, "evict_probs"))
+    per_x, backs = r.write_rate
+    return X * per_x + backs
 
 
 def _run_on(r: RunState) -> None:
@@ -229,8 +236,7 @@ def _run_on(r: RunState) -> None:
             X = r.last[0]
             rates = _rates(r, X)
         cond_ref, rate_ref, imm_ref, probes_ref, bg_ref = r.ref
-        c_mem = per_worker(spec.service, "memprobe_us")
-        c_probe = per_worker(spec.service, "probe_us")
+        c_probe, c_mem = r.coef[4], r.coef[5]
         t0 = r.t
         why, t, q = kern.advance(r.p, r.st, r.jobs, r.mach, rates, X, r.t, r.q_left, cond_ref,
                                  rate_ref, imm_ref, probes_ref, bg_ref, c_mem, c_probe, r.cost,
@@ -261,35 +267,26 @@ def _run_on(r: RunState) -> None:
 
 
 def _kind(cond) -> str:
-    if np.any(cond == rules.STOPPED):
+    if (cond == rules.STOPPED).any():
         return "stop"
-    if np.any(cond == rules.DELAYED):
+    if (cond == rules.DELAYED).any():
         return "slow"
     return "run"
 
 
 def _account(r: RunState, dt: float, q: float, X: float) -> None:
-    """A solved phase of ``dt`` us served ``q`` requests at ``X`` per us."""
+    """A solved phase of ``dt`` us served ``q`` requests at ``X`` per us (its
+    figures are its solution's, weighted at the end: :func:`outputs`)."""
     if dt <= 0.0:
         return
-    _, ro, wo = r.last
     _keep(r, Phase(r.t - dt, dt, X, _kind(r.ref[0]), q))
+    acc = r.by_key.get(r.key)
+    if acc is None:
+        acc = r.by_key[r.key] = [0.0, 0.0]
+    acc[0] += dt
+    acc[1] += q
     r.acc_t += dt
     r.acc_q += q
-    # time-weighted: utilisation, blocks, stretch, queue, client cores
-    for col in (V_U, V_BLOCK, V_STRETCH, V_Q):
-        r.acc_wo[:, col] += dt * wo[:, col]
-    r.acc_wo[:, V_SERVED] += dt * wo[:, V_SERVED] * ro[O_RUN]
-    # request-weighted: what a request meets
-    for col in (V_S, V_PROC, V_R, V_DUP, V_LOST, V_HELD):
-        r.acc_wo[:, col] += q * wo[:, col]
-    for col in (O_LOST, O_RESENDS, O_SLEEP, O_CLIENT_RES):
-        r.acc_ro[col] += q * ro[col]
-    r.acc_ro[O_CLIENT_U] += dt * ro[O_CLIENT_U]
-    r.acc_ro[O_EVALS] = max(r.acc_ro[O_EVALS], ro[O_EVALS])   # the hardest solve's
-    r.acc_ro[O_JUMP] = max(r.acc_ro[O_JUMP], ro[O_JUMP])
-    r.acc_ro[O_SATURATED] += q * ro[O_SATURATED]
-    r.acc_ro[O_WIDTH] = max(r.acc_ro[O_WIDTH], ro[O_WIDTH])
 
 
 def _account_stop(r: RunState, dt: float) -> None:
@@ -300,8 +297,9 @@ def _account_stop(r: RunState, dt: float) -> None:
         return
     spec = r.spec
     cond = r.ref[0]
+    stopped = cond == rules.STOPPED
     shares = per_worker(spec.placement, "shares")
-    s = float(np.sum(shares[cond == rules.STOPPED]))
+    s = float(np.sum(shares[stopped]))
     N = spec.clients.threads
     X_prev = r.last[0] if r.last is not None else 0.0
     served = min(X_prev * dt, N * (1.0 - s) / s) if s > 0 else X_prev * dt
@@ -310,15 +308,14 @@ def _account_stop(r: RunState, dt: float) -> None:
     T = spec.clients.timeout_us
     resends = N * max(0.0, dt / T - 1.0) if math.isfinite(T) and T > 0 else 0.0
     buffer = spec.network.buffer_pkts
-    stopped_n = max(1, int(np.sum(cond == rules.STOPPED)))
     # the stopped workers' buffers hold what they can; the rest is dropped
-    dropped = max(0.0, N - stopped_n * buffer)
+    dropped = max(0.0, N - max(1, int(stopped.sum())) * buffer)
     r.stop_resends += resends
-    r.stop_lost += dropped * (1.0 + (resends / N if N else 0.0)) if resends > 0 or dropped else 0.0
+    if dropped > 0:
+        r.stop_lost += dropped * (1.0 + resends / N)
     r.stop_t += dt
     r.stop_q += served
-    stopped = cond == rules.STOPPED
-    r.acc_wo[stopped, V_U] += dt               # blocked in its write the whole time
+    r.stopped_us[stopped] += dt               # blocked in its write the whole time
     _keep(r, Phase(r.t - dt, dt, served / dt, "stop", served))
 
 
@@ -332,38 +329,57 @@ def _keep(r: RunState, ph: Phase) -> None:
         last.mops = last.queries / last.dt_us if last.dt_us > 0 else 0.0
 
 
+#: per-worker outputs weighted by time, and by requests served
+_BY_TIME = (V_U, V_BLOCK, V_STRETCH, V_Q)
+_BY_REQUEST = (V_S, V_PROC, V_R, V_DUP, V_LOST, V_HELD)
+
+
 def outputs(r: RunState) -> tuple[np.ndarray, np.ndarray, dict]:
     """The run's output rows (as one solve's, for
-    :func:`model.solvers.outcome.prediction`) and its LSM details."""
+    :func:`model.solvers.outcome.prediction`) and its LSM details: each
+    state's solution weighted by the time and the requests the run spent in
+    it, the stops added."""
     spec = r.spec
-    T = max(r.t, 1e-12)
+    T = r.t if r.t > 0 else 1e-12
     Q = float(spec.queries)
+    M = r.ws.shape[0]
     ro = np.zeros(O_NCOL)
-    wo = np.zeros_like(r.acc_wo)
-    X = Q / T if math.isfinite(T) and T > 0 else 0.0
+    wo = np.zeros((M, V_NCOL))
     q_solved = max(r.acc_q, 1e-300)
-    for col in (V_U, V_BLOCK, V_STRETCH, V_Q, V_SERVED):
-        wo[:, col] = r.acc_wo[:, col] / T
-    for col in (V_S, V_PROC, V_R, V_DUP, V_LOST, V_HELD):
-        wo[:, col] = r.acc_wo[:, col] / q_solved
-    # a worker's request rate over the whole run (stops included)
-    served_share = per_worker(spec.placement, "shares")
-    if r.acc_t > 0:
-        # requests per worker in solved phases, plus those of the stops
-        wo[:, V_SERVED] = r.acc_wo[:, V_SERVED] / T + served_share * r.stop_q / T
-    wo[:, V_STALL] = r.st.stop_us / T
-    wo[:, V_FLUSH_BUSY] = r.st.flush_us / T
-    stretch_t = wo[:, V_STRETCH]
-    wo[:, V_STRETCH] = np.where(r.acc_t > 0, stretch_t * T / max(r.acc_t, 1e-12), 1.0)
+    t_solved = max(r.acc_t, 1e-300)
+    sat_q = 0.0
+    for key, (dt, q) in r.by_key.items():
+        _, ro_k, wo_k = r.cache[key]
+        for col in _BY_TIME:
+            wo[:, col] += dt * wo_k[:, col]
+        wo[:, V_SERVED] += dt * wo_k[:, V_SERVED] * ro_k[O_RUN]
+        for col in _BY_REQUEST:
+            wo[:, col] += q * wo_k[:, col]
+        for col in (O_LOST, O_RESENDS, O_SLEEP, O_CLIENT_RES):
+            ro[col] += q * ro_k[col]
+        ro[O_CLIENT_U] += dt * ro_k[O_CLIENT_U]
+        ro[O_EVALS] = max(ro[O_EVALS], ro_k[O_EVALS])     # the hardest solve's
+        ro[O_JUMP] = max(ro[O_JUMP], ro_k[O_JUMP])
+        ro[O_WIDTH] = max(ro[O_WIDTH], ro_k[O_WIDTH])
+        sat_q += q * ro_k[O_SATURATED]
+    # utilisation and blocks over the whole run (a stopped worker is blocked)
+    for col in (V_U, V_BLOCK, V_Q):
+        wo[:, col] /= T
+    wo[:, V_U] += r.stopped_us / T
+    wo[:, V_STRETCH] = wo[:, V_STRETCH] / t_solved if r.acc_t > 0 else 1.0
+    for col in _BY_REQUEST:
+        wo[:, col] /= q_solved
+    # a worker's request rate over the whole run, its stops' few included
+    wo[:, V_SERVED] = wo[:, V_SERVED] / T + per_worker(spec.placement, "shares") * r.stop_q / T
+    wo[:, V_STALL] = r.st["stop_us"] / T
+    wo[:, V_FLUSH_BUSY] = r.st["flush_us"] / T
     for col in (O_LOST, O_RESENDS, O_SLEEP, O_CLIENT_RES):
-        ro[col] = r.acc_ro[col] / max(Q, 1.0)
+        ro[col] /= max(Q, 1.0)
     ro[O_LOST] += r.stop_lost / max(Q, 1.0)
     ro[O_RESENDS] += r.stop_resends / max(Q, 1.0)
-    ro[O_CLIENT_U] = r.acc_ro[O_CLIENT_U] / T
-    ro[O_EVALS] = r.acc_ro[O_EVALS]
-    ro[O_JUMP] = r.acc_ro[O_JUMP]
-    ro[O_SATURATED] = 1.0 if r.acc_ro[O_SATURATED] > 0.5 * q_solved else 0.0
-    ro[O_WIDTH] = r.acc_ro[O_WIDTH]
+    ro[O_CLIENT_U] /= T
+    ro[O_SATURATED] = 1.0 if sat_q > 0.5 * q_solved else 0.0
+    X = Q / T if math.isfinite(T) else 0.0
     ro[O_X] = X
     ro[O_RUN] = 1.0
     ro[O_CYCLE] = spec.clients.threads / X if X > 0 else math.inf
@@ -372,9 +388,10 @@ def outputs(r: RunState) -> tuple[np.ndarray, np.ndarray, dict]:
 
 
 def lsm_details(r: RunState) -> dict:
-    d = lsm_mech.describe_counts(r.st)
-    d["pending_compaction_mib_end"] = [rules.pending_bytes(r.st, i, r.p) / lsm_mech.MIB
-                                      for i in range(len(r.st))]
+    d = lsm_mech.describe_counts(r.st, r.spec.lsm)
+    pending = np.zeros(len(r.st))
+    kern.pending_all(r.st, r.p, pending)
+    d["pending_compaction_mib_end"] = (pending / lsm_mech.MIB).tolist()
     d["run_s"] = r.t / 1e6
     d["stopped_s"] = r.stop_t / 1e6
     d["solves"] = r.solves

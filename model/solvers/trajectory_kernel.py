@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from ._jit import njit
-from .mechanisms import lsm_rules as R
+from .mechanisms import lsm_rules as R, state_cost
 
 #: why :func:`advance` returned
 DONE, RESOLVE, STUCK, BUDGET = 0, 1, 2, 3
@@ -98,15 +98,35 @@ def advance(p, st, jobs, mach, rates, X, t, q_left, ref_cond, ref_rate, ref_imm,
 
 
 @njit(cache=True)
-def snapshot(st, mach, cond, rate, imm, probes, bg):
-    """The solver's view of the state, into the reference arrays."""
+def state_inputs(st, mach, machine_of, shares_cores, flat, first, probe, memprobe, bg_penalty,
+                 cond, rate, imm, probes, bg_m, bg, cost):
+    """The solver's view of the state, into the reference arrays (``cond``,
+    ``rate``, ``imm``, ``probes`` per instance, ``bg_m`` per machine), and
+    each worker's inputs in it: background jobs on its cores (``bg``) and its
+    process time (``cost``, :func:`model.rack.service.state_cost`)."""
+    for m in range(mach.shape[0]):
+        bg_m[m] = R.bg_running(mach, m)
     for i in range(st.shape[0]):
         cond[i] = st[i].cond
         rate[i] = st[i].rate
         imm[i] = st[i].imm
         probes[i] = R.probes(st, i)
-    for m in range(mach.shape[0]):
-        bg[m] = R.bg_running(mach, m)
+        bg[i] = bg_m[machine_of[i]] if shares_cores else 0.0
+        cost[i] = state_cost(flat[i], first[i], probe[i], memprobe[i], bg_penalty, imm[i],
+                             probes[i], bg[i])
+
+
+@njit(cache=True)
+def start(st, p, data_bytes, unique):
+    """Every instance at the run's start (:func:`model.rack.lsm_rules.start_state`)."""
+    R.start_state(st, p, data_bytes, unique)
+
+
+@njit(cache=True)
+def pending_all(st, p, out):
+    """Each instance's pending compaction bytes."""
+    for i in range(st.shape[0]):
+        out[i] = R.pending_bytes(st, i, p)
 
 
 @njit(cache=True)

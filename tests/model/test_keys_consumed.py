@@ -62,6 +62,7 @@ SCENARIO_CHANGES = {
     "storage.l0_stop": (STALLING, 2),
     "storage.delayed_write_rate_mbps": (SLOWED, 0.05),
     "storage.preloaded": ({}, False),
+    "storage.rate_limit_mbps": (STALLING, 1.0),
     "storage.wal": ({}, False),
     "storage.wal_bytes_per_sync_mb": (SMALL_MEMTABLE, 0.1),
     "storage.db": ({}, "normal"),

@@ -32,7 +32,8 @@ def params(**kw):
 
 def state(spec, n=1, data=0.0):
     p = spec.rule_params()
-    st, jobs, mach = R.initial_state(p, np.zeros(n, dtype=np.int64), 1, np.full(n, data))
+    st, jobs, mach = R.initial_state(p, np.zeros(n, dtype=np.int64), 1, np.full(n, data),
+                                     np.ones(n))
     return p, st, jobs, mach
 
 
@@ -164,10 +165,10 @@ def test_pending_compaction_bytes_as_estimatecompactionbytesneeded():
     assert R.pending_bytes(st, 0, p) == pytest.approx(want)
 
 
-def _run(**changes):
+def _run(profile=None, **changes):
     sc = Scenario.default().updated({"storage.db": "normal", "workload.queries_m": 2.0,
                                      **changes})
-    return analytic.solve(compile_rack(sc, load_profile("tofino-testbed")))
+    return analytic.solve(compile_rack(sc, profile or load_profile("tofino-testbed")))
 
 
 def test_a_run_that_fills_fewer_memtables_than_flushnum_never_flushes():
@@ -181,12 +182,15 @@ def test_a_run_that_fills_fewer_memtables_than_flushnum_never_flushes():
 
 
 def test_a_stopping_run_stops_and_is_slower_than_one_that_does_not():
-    # 8 workers a machine fill their memtables together and share one flush
-    # thread: the last to flush reach maxnum first
-    stop = _run(**{"storage.memtable_mb": 1.0, "storage.flushnum": 8, "storage.maxnum": 9,
-                   "servers.flush_threads": 1, "workload.queries_m": 10.0})
-    free = _run(**{"storage.memtable_mb": 1.0, "storage.flushnum": 8, "storage.maxnum": 64,
-                   "servers.flush_threads": 1, "workload.queries_m": 10.0})
+    # 8 workers a machine fill their memtables together and share one slow
+    # flush thread: the last to flush reach maxnum first
+    slow = load_profile("tofino-testbed").with_values({"flush_mbps": 5.0}, "test")
+    stop = _run(slow, **{"storage.memtable_mb": 1.0, "storage.flushnum": 8,
+                         "storage.maxnum": 9, "servers.flush_threads": 1,
+                         "workload.queries_m": 10.0})
+    free = _run(slow, **{"storage.memtable_mb": 1.0, "storage.flushnum": 8,
+                         "storage.maxnum": 64, "servers.flush_threads": 1,
+                         "workload.queries_m": 10.0})
     assert max(stop.details["lsm"]["stop_s"]) > 0 and max(free.details["lsm"]["stop_s"]) == 0
     assert stop.throughput_mops < free.throughput_mops
     # the run's time is the sum of its phases
