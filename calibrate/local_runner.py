@@ -27,11 +27,16 @@ import sys
 import time
 from typing import Any, Callable, Iterable, Mapping
 
-from runio.local_runs import COLUMNS, RESPONSE_PERCENTILES
-
-#: columns a runs file written by an earlier version may lack
-NEWER_COLUMNS = tuple(f"response_{q}_us" for q in RESPONSE_PERCENTILES)
+from runio.local_runs import COLUMNS, RESPONSE_PERCENTILES, WRITE_PATH_COLUMNS
 from runio.safe_io import exit_on_sigterm, remove_stale_scratch, scratch_dir
+
+from .plan import HASH_SKIPS_DEFAULT
+
+#: columns a runs file written by an earlier version may lack: its new rows go
+#: without them (the write-path keys are then at their defaults, as
+#: config_hash assumes for the rows it holds)
+NEWER_COLUMNS = (tuple(f"response_{q}_us" for q in RESPONSE_PERCENTILES) + HASH_SKIPS_DEFAULT
+                 + ("per_second_kops",) + WRITE_PATH_COLUMNS + ("preload_s",))
 from .runs_io import RunsWriter, existing_hashes
 
 Runner = Callable[[Mapping[str, Any]], dict[str, Any]]
@@ -116,13 +121,7 @@ def native_run(config: Mapping[str, Any], quiet_below: float | None = 0.5,
                    say=lambda text: print(text, file=sys.stderr, flush=True))
     datadir = scratch_dir(SCRATCH_PREFIX)
     try:
-        sopts = native.ServerOptions(
-            datadir=datadir, workers=int(config["workers"]),
-            pin_cpus=list(range(int(config.get("cores", 1)))) if int(config.get("pinned", 0)) else [],
-            max_value=max(128, int(config["value_bytes"])),
-            memtable_mb=int(config["memtable_mb"]), flushnum=int(config["flushnum"]),
-            maxnum=int(config["maxnum"]), wal=config["wal"] == "on",
-            transaction_db=config["db"] == "txn", seq_check=str(config["seq_check"]))
+        sopts = server_options(native, config, datadir)
         dist = "zipfian" if config["distribution"] == "zipf" else str(config["distribution"])
         with native.Server(sopts) as srv:
             common = dict(targets=srv.addresses(), partition="hash",
@@ -135,18 +134,70 @@ def native_run(config: Mapping[str, Any], quiet_below: float | None = 0.5,
                                                    max_requests=int(config["max_requests"]),
                                                    seed=1000 + int(config.get("repeat", 0)),
                                                    **common))
-            srv.stats(reset=True)
+            start = srv.stats(reset=True)    # the DB's state as the run starts
             before = _cpu_snapshot()
             load = native.run_load(native.LoadOptions(
                 duration_s=float(config["duration_s"]), max_requests=int(config["max_requests"]),
                 seed=1 + int(config.get("repeat", 0)), **common))
             ext = external_cores(before, _cpu_snapshot())
             stats = srv.stats()
+            preload_s = srv.preload_s
         out = measured_from_native(load, stats)
+        out.update(write_path_columns(start["rocksdb"], stats["rocksdb"]))
+        out["preload_s"] = preload_s
         out["external_cores"] = ext
         return out
     finally:
         shutil.rmtree(datadir, ignore_errors=True)
+
+
+def server_options(native, config: Mapping[str, Any], datadir: str):
+    """native.ServerOptions of a plan point (see runio.local_runs for the columns)."""
+    mib = 1 << 20
+    get = config.get
+    return native.ServerOptions(
+        datadir=datadir, workers=int(config["workers"]),
+        pin_cpus=list(range(int(get("cores", 1)))) if int(get("pinned", 0)) else [],
+        max_value=max(128, int(config["value_bytes"])),
+        memtable_mb=int(config["memtable_mb"]), flushnum=int(config["flushnum"]),
+        maxnum=int(config["maxnum"]), wal=config["wal"] == "on",
+        transaction_db=config["db"] == "txn", seq_check=str(config["seq_check"]),
+        flush_threads=int(get("flush_threads", 1)),
+        compaction_threads=int(get("compaction_threads", 1)),
+        wal_bytes_per_sync=int(get("wal_bytes_per_sync_mb", 0)) * mib,
+        delayed_write_rate=round(float(get("delayed_write_rate_mbps", 0)) * mib),
+        bg_write_rate=round(float(get("bg_write_mbps", 0)) * mib),
+        level0_file_num_compaction_trigger=int(get("l0_compaction_trigger", 0)),
+        level0_slowdown_writes_trigger=int(get("l0_slowdown_trigger", 0)),
+        level0_stop_writes_trigger=int(get("l0_stop_trigger", 0)),
+        # the load generator's key layout and partitioning (hash, as below)
+        preload_records=int(config["records"]) if int(get("preload", 0)) else 0,
+        preload_value_bytes=int(config["value_bytes"]), preload_partition="hash")
+
+
+#: per-worker write-path columns: (column, the listener/property key, scale)
+_PER_WORKER = (
+    ("memtables", "memtables_sealed", 1), ("flushes", "flushes_completed", 1),
+    ("compactions", "compactions_completed", 1), ("stop_s", "stop_s", 1),
+    ("slow_s", "slow_s", 1), ("stops", "stops", 1), ("slows", "slows", 1),
+    ("stall_s", "stall_micros", 1e-6), ("l0_files", "l0_files", 1),
+    ("pending_compaction_mb", "pending_compaction_bytes", 1e-6),
+    ("flush_mb", "flush_bytes", 1e-6), ("compaction_mb", "compaction_bytes", 1e-6),
+    ("flush_s", "flush_time_us_sum", 1e-6), ("compaction_s", "compaction_time_us_sum", 1e-6),
+)
+_AT_START = (("l0_files_start", "l0_files", 1),
+             ("pending_compaction_mb_start", "pending_compaction_bytes", 1e-6),
+             ("sst_mb_start", "sst_bytes", 1e-6))
+
+
+def write_path_columns(start: list[Mapping[str, Any]], end: list[Mapping[str, Any]]
+                       ) -> dict[str, str]:
+    """The per-worker write-path columns from the RocksDB stats at the run's start and end."""
+    def joined(stats, key, scale):
+        return "|".join(f"{float(r.get(key, 0.0)) * scale:.4g}" for r in stats)
+    out = {col: joined(end, key, scale) for col, key, scale in _PER_WORKER}
+    out.update({col: joined(start, key, scale) for col, key, scale in _AT_START})
+    return out
 
 
 def measured_from_native(load: Mapping[str, Any], stats: Mapping[str, Any]) -> dict[str, Any]:
@@ -171,6 +222,9 @@ def measured_from_native(load: Mapping[str, Any], stats: Mapping[str, Any]) -> d
         "completed": completed,
         "elapsed_s": elapsed,
         "worker_share": "|".join(f"{w['rx_packets'] / total_rx:.4f}" for w in workers),
+        # whole seconds only: completions after the last one (a part second) are left out
+        "per_second_kops": "|".join(f"{n / 1e3:.3f}"
+                                    for n in load["per_second"][:max(1, int(elapsed))]),
         "date": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
 

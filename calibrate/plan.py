@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -52,6 +53,8 @@ class Key:
     choices: tuple[str, ...] | None = None
     unit: str = ""
     doc: str = ""
+    #: smallest allowed value other than 0, where 0 means "off" or "RocksDB's default"
+    nonzero_lo: float | None = None
 
     def describe(self) -> str:
         if self.choices:
@@ -60,8 +63,15 @@ class Key:
             return "true or false"
         name = "an integer" if self.kind is int else "a number"
         rng = f" in [{self.lo}, {self.hi}]" if self.lo is not None and self.hi is not None else ""
+        if self.nonzero_lo is not None:
+            rng = f" of 0 or in [{self.nonzero_lo:g}, {self.hi}]"
         return f"{name}{rng}{' ' + self.unit if self.unit else ''}"
 
+
+#: the plan's L0 trigger keys: RocksDB's option and its default, which 0 stands for
+L0_TRIGGERS = {"l0_compaction_trigger": ("level0_file_num_compaction_trigger", 4),
+               "l0_slowdown_trigger": ("level0_slowdown_writes_trigger", 20),
+               "l0_stop_trigger": ("level0_stop_writes_trigger", 36)}
 
 KEYS: dict[str, Key] = {
     "workers": Key(int, 2, 1, 256, unit="threads", doc="server worker threads"),
@@ -82,7 +92,31 @@ KEYS: dict[str, Key] = {
     "duration_s": Key(float, 2.0, 0.05, 3600, unit="s", doc="measured run length bound"),
     "warmup_s": Key(float, 0.5, 0.0, 600, unit="s", doc="warm-up before measuring"),
     "max_requests": Key(int, 400_000, 1, 10**10, unit="requests", doc="measured run count bound"),
+    # --- the write path (issue 50); 0 = RocksDB's default where it says so ---
+    "flush_threads": Key(int, 1, 1, 64, unit="threads",
+                         doc="RocksDB HIGH pool = max_background_flushes (shared by the workers)"),
+    "compaction_threads": Key(int, 1, 1, 64, unit="threads",
+                              doc="RocksDB LOW pool = max_background_compactions (shared)"),
+    "wal_bytes_per_sync_mb": Key(int, 0, 0, 1024, unit="MiB",
+                                 doc="WAL writeback every this many MiB (wal_bytes_per_sync); 0 = off"),
+    "delayed_write_rate_mbps": Key(float, 0.0, 0.0, 100_000, unit="MiB/s", nonzero_lo=1 / 64,
+                                   doc="write rate while delayed (delayed_write_rate); 0 = "
+                                       "RocksDB's: 16 MiB/s, or bg_write_mbps when that is set"),
+    "bg_write_mbps": Key(float, 0.0, 0.0, 100_000, unit="MiB/s", nonzero_lo=1 / 16,
+                         doc="flush + compaction write bandwidth, one rate limiter for all "
+                             "workers (a disk's); 0 = unlimited"),
+    **{key: Key(int, 0, 0, 1000, unit="files", doc=f"{option}; 0 = RocksDB's {default}")
+       for key, (option, default) in L0_TRIGGERS.items()},
+    "preload": Key(bool, False, doc="before the run, load `records` records of `value_bytes` "
+                                    "into the workers' DBs, then close and reopen them"),
 }
+#: keys added after runs files were first written: left out of config_hash
+#: while at their default, so the rows of earlier runs files still match
+#: their points (a resumed plan skips them)
+HASH_SKIPS_DEFAULT = ("flush_threads", "compaction_threads", "wal_bytes_per_sync_mb",
+                      "delayed_write_rate_mbps", "bg_write_mbps", "l0_compaction_trigger",
+                      "l0_slowdown_trigger", "l0_stop_trigger", "preload")
+
 DESIGNS = ("oat", "grid", "points")
 TOP = ("name", "design", "repeats", "order", "seed", "base", "factors", "points", "description")
 ORDERS = ("listed", "random")
@@ -112,7 +146,27 @@ def load_plan(path: str | Path | None = None) -> Plan:
     try:
         return plan_from_mapping(data, str(p))
     except InputError as exc:
-        raise locate_in_toml(exc, text, str(p)) from None
+        m = re.match(r"points\[(\d+)\](?:\.(\w+))?$", exc.field or "")
+        line = _point_line(text, int(m.group(1)), m.group(2)) if m else None
+        raise locate_in_toml(exc.located(line=line) if line else exc, text, str(p)) from None
+
+
+def _point_line(text: str, index: int, key: str | None) -> int | None:
+    """The line of ``key`` in the index-th ``[[points]]`` table (its header without key)."""
+    header, n_seen = None, -1
+    for n, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if stripped.startswith("["):
+            if header is not None:
+                break                     # past the table: the key is not set in it
+            if re.match(r"\[\[\s*points\s*\]\]", stripped):
+                n_seen += 1
+                if n_seen == index:
+                    header = n
+            continue
+        if header is not None and key and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return n
+    return header
 
 
 def plan_from_mapping(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
@@ -163,6 +217,10 @@ def plan_from_mapping(data: Mapping[str, Any], source: str = "<plan>") -> Plan:
         if not isinstance(pt, Mapping):
             raise InputError("expected a table", source=source, field=f"points[{i}]")
         points.append({k: check_value(k, v, f"points[{i}].{k}", source) for k, v in pt.items()})
+    for i, pt in enumerate(points):
+        where = {k: f"points[{i}].{k}" if k in pt else f"base.{k}" if k in base_raw else k
+                 for k in KEYS}
+        check_point({**base, **pt}, base, source, where)
     if design == "points" and not points:
         raise InputError("design 'points' needs at least one [[points]] table",
                          source=source, field="points")
@@ -200,7 +258,33 @@ def check_value(key: str, value: Any, where: str, source: str) -> Any:
     if value != value or (spec.lo is not None and value < spec.lo) or (
             spec.hi is not None and value > spec.hi):
         raise bad(f"{value!r} is out of range")
+    if spec.nonzero_lo is not None and 0 < value < spec.nonzero_lo:
+        raise bad(f"{value!r} is out of range")
     return value
+
+
+def hash_view(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration as :func:`config_hash` sees it (see HASH_SKIPS_DEFAULT)."""
+    return {k: v for k, v in config.items()
+            if not (k in HASH_SKIPS_DEFAULT and v == KEYS[k].default)}
+
+
+def check_point(cfg: Mapping[str, Any], base: Mapping[str, Any], source: str,
+                where: Mapping[str, str] | None = None) -> None:
+    """Checks that involve several keys of one point; the error names the key to
+    change (``where`` maps a key to where the plan sets it, e.g. ``points[2].maxnum``)."""
+    where = where or {}
+    if cfg["flushnum"] >= cfg["maxnum"]:
+        raise InputError(f"flushnum ({cfg['flushnum']}) must be less than maxnum "
+                         f"({cfg['maxnum']}) in point {_short(cfg, base)}",
+                         source=source, field=where.get("flushnum", "flushnum"))
+    l0 = {k: cfg[k] or default for k, (_, default) in L0_TRIGGERS.items()}
+    names = list(L0_TRIGGERS)
+    for lower, upper in zip(names, names[1:]):
+        if l0[upper] < l0[lower]:
+            raise InputError(f"{upper} ({l0[upper]}) must be at least {lower} ({l0[lower]}; "
+                             f"0 stands for RocksDB's default) in point {_short(cfg, base)}",
+                             source=source, field=where.get(upper, upper))
 
 
 def expand_all(plans: list[Plan], cores: int | None = None) -> list[dict[str, Any]]:
@@ -247,14 +331,12 @@ def expand(plan: Plan, cores: int | None = None, shuffle: bool = True) -> list[d
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for cfg in configs:
-        if cfg["flushnum"] >= cfg["maxnum"]:
-            raise InputError(f"flushnum ({cfg['flushnum']}) must be less than maxnum "
-                             f"({cfg['maxnum']}) in point {_short(cfg, plan.base)}",
-                             source=plan.source, field="flushnum")
+        check_point(cfg, plan.base, plan.source)
         for rep in range(plan.repeats):
             full = {**cfg, "cores": cores, "repeat": rep}
             full["pinned"] = int(bool(full["pinned"]))
-            h = config_hash(full)
+            full["preload"] = int(bool(full["preload"]))
+            h = config_hash(hash_view(full))
             if h in seen:
                 continue
             seen.add(h)

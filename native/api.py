@@ -64,15 +64,25 @@ class Server:
         """Per-worker and merged stats plus RocksDB statistics per instance.
 
         While running, `reset=True` starts a new measurement window (use it
-        after a warm-up). After stop(), returns the final stats.
+        after a warm-up), for the workers and the RocksDB counters alike.
+        After stop(), returns the final stats.
         """
         s = self._srv.collect(reset)
         for w in s["workers"]:
             _derive(w)
         _derive(s["total"])
         s["total"]["throughput_ops_s"] = sum(w["throughput_ops_s"] for w in s["workers"])
-        s["rocksdb"] = self._srv.rocksdb_stats()
+        s["rocksdb"] = self._srv.rocksdb_stats(reset)
         return s
+
+    @property
+    def preload_s(self) -> float:
+        """Wall time of the preload (load, close, reopen), s; 0 without one."""
+        return self._srv.preload_s
+
+    def preloaded(self) -> list[int]:
+        """Records each instance received in the preload (empty without one)."""
+        return self._srv.preloaded()
 
     def stop(self) -> dict:
         """Stop workers, flush and close RocksDB; return the final stats."""

@@ -35,6 +35,14 @@ class ServerOptions:
     wal_bytes_per_sync: int = 0       # incremental WAL writeback (bytes); 0 = off
     flush_threads: int = 1            # RocksDB HIGH pool (process-wide)
     compaction_threads: int = 1       # RocksDB LOW pool (process-wide)
+    bg_write_rate: int = 0            # bytes/s of flush + compaction writes (one limiter); 0 = unlimited
+    delayed_write_rate: int = 0       # bytes/s while writes are delayed; 0 = RocksDB's (16 MiB/s, or bg_write_rate)
+    level0_file_num_compaction_trigger: int = 0  # L0 files starting a compaction; 0 = 4
+    level0_slowdown_writes_trigger: int = 0      # L0 files delaying writes; 0 = 20
+    level0_stop_writes_trigger: int = 0          # L0 files stopping writes; 0 = 36
+    preload_records: int = 0          # load records 0..N-1 before the run, close, reopen; 0 = none
+    preload_value_bytes: int = 128    # value size of the preloaded records (B)
+    preload_partition: str = "hash"   # hash | range: as the load generator's partition
     transaction_db: bool = False      # TransactionDB instead of a plain DB
     seq_check: str = "disk-get"       # disk-get | none | evicted-only
 

@@ -36,6 +36,17 @@ Columns (configuration, then measured):
 ``duration_s``            measured run length bound, s; ``warmup_s`` before it
 ``max_requests``          request bound of the measured run
 ``cores``                 CPU cores of the machine
+``flush_threads``         RocksDB flush threads (HIGH pool, shared by the workers)
+``compaction_threads``    RocksDB compaction threads (LOW pool, shared)
+``wal_bytes_per_sync_mb`` WAL writeback every this many MiB; 0 = off
+``delayed_write_rate_mbps``  write rate while writes are delayed, MiB/s; 0 = RocksDB's
+                          (16 MiB/s, or ``bg_write_mbps`` when that is set)
+``bg_write_mbps``         flush + compaction write bandwidth (one rate limiter for all
+                          workers, a disk's), MiB/s; 0 = unlimited
+``l0_compaction_trigger`` ``l0_slowdown_trigger``, ``l0_stop_trigger``: RocksDB's
+                          level0_* triggers in L0 files; 0 = RocksDB's 4, 20, 36
+``preload``               1 if ``records`` records of ``value_bytes`` were loaded and
+                          every DB closed and reopened before the run
 ``config_hash``           hash of the configuration columns (resume key)
 ``mops``                  replies per second seen by the clients, M/s
 ``wait_us``, ``process_us``   server wait / process per ``wait_stat`` (avg over busy workers)
@@ -48,6 +59,24 @@ Columns (configuration, then measured):
 ``worker_share``          per-worker fraction of requests, ``|``-separated
 ``external_cores``        cores kept busy by other processes during the run (interference)
 ``date``                  when the run ended (UTC, ISO 8601)
+``per_second_kops``       completions in each whole second of the run, k ops/s,
+                          ``|``-separated (the load generator's count)
+(per worker, ``|``)       RocksDB's write path over the run, one value per worker
+                          (= instance), from the server's listener and properties:
+``memtables``             memtables sealed (memtable switches)
+``flushes``, ``flush_mb``     flushes completed and the MB (10^6 B) of L0 files they wrote
+``compactions``, ``compaction_mb``  compactions completed (trivial moves included) and
+                          the MB they wrote
+``flush_s``, ``compaction_s``  time spent in flushes and compactions, s
+``stop_s``, ``stops``     s in RocksDB's Stopped write condition, and entries into it
+``slow_s``, ``slows``     s in the Delayed condition, and entries into it
+``stall_s``               s the worker's writes waited in RocksDB (STALL_MICROS)
+``l0_files``              L0 files at the end of the run
+``pending_compaction_mb`` estimate-pending-compaction-bytes at the end, MB
+``l0_files_start``        L0 files when the run started (after the preload)
+``pending_compaction_mb_start``  pending compaction MB when the run started
+``sst_mb_start``          SST MB in the DB when the run started
+``preload_s``             wall time of the preload (load, close, reopen), s; 0 without
 ========================  ==========================================================
 """
 
@@ -69,11 +98,21 @@ CONFIG_COLUMNS = (
     "workers", "clients", "timeout_ms", "memtable_mb", "flushnum", "maxnum", "wal", "db",
     "seq_check", "pinned", "distribution", "read_ratio", "records", "value_bytes",
     "duration_s", "warmup_s", "max_requests", "cores", "repeat",
+) + (
+    # the write path (issue 50)
+    "flush_threads", "compaction_threads", "wal_bytes_per_sync_mb", "delayed_write_rate_mbps",
+    "bg_write_mbps", "l0_compaction_trigger", "l0_slowdown_trigger", "l0_stop_trigger",
+    "preload",
 )
+#: measured per worker, ``|``-separated like ``worker_share``
+WRITE_PATH_COLUMNS = ("memtables", "flushes", "compactions", "stop_s", "slow_s", "stops",
+                      "slows", "stall_s", "l0_files", "pending_compaction_mb", "flush_mb",
+                      "compaction_mb", "flush_s", "compaction_s", "l0_files_start",
+                      "pending_compaction_mb_start", "sst_mb_start")
 MEASURED_COLUMNS = ("mops", "wait_us", "process_us", "wait_stat", "send_us", "response_us",
                     "response_p50_us", "response_p90_us", "response_p99_us", "pktloss",
                     "false_pos", "completed", "elapsed_s", "worker_share", "external_cores",
-                    "date")
+                    "date", "per_second_kops") + WRITE_PATH_COLUMNS + ("preload_s",)
 COLUMNS = ("id", "plan") + CONFIG_COLUMNS + ("config_hash",) + MEASURED_COLUMNS
 CLIENT_CORES = 1          # cores the co-located load generator keeps busy
 PREDICTED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos", "response_us",
@@ -107,6 +146,12 @@ def _effective_seq_check(row) -> str:
     return "none"
 
 
+# TODO(lead, issue 50): map the write-path config columns to scenario keys here
+# (and in COLUMN_OF): flush_threads, compaction_threads, wal_bytes_per_sync_mb,
+# delayed_write_rate_mbps, bg_write_mbps, l0_compaction_trigger,
+# l0_slowdown_trigger, l0_stop_trigger, preload (with records x (20 + value_bytes)
+# bytes loaded when 1). Rows written before these columns existed lack them:
+# read them with their defaults (1, 1, 0, 0, 0, 0, 0, 0, 0).
 def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
     """Scenario of one local_runs row (one machine, no switch)."""
     base = base or Scenario.default()

@@ -57,6 +57,14 @@ ServerOptions server_options(const py::dict& in) {
     take(d, "wal_bytes_per_sync", o.wal_bytes_per_sync);
     take(d, "flush_threads", o.flush_threads);
     take(d, "compaction_threads", o.compaction_threads);
+    take(d, "bg_write_rate", o.bg_write_rate);
+    take(d, "delayed_write_rate", o.delayed_write_rate);
+    take(d, "level0_file_num_compaction_trigger", o.level0_file_num_compaction_trigger);
+    take(d, "level0_slowdown_writes_trigger", o.level0_slowdown_writes_trigger);
+    take(d, "level0_stop_writes_trigger", o.level0_stop_writes_trigger);
+    take(d, "preload_records", o.preload_records);
+    take(d, "preload_value_bytes", o.preload_value_bytes);
+    take(d, "preload_partition", o.preload_partition);
     take(d, "transaction_db", o.transaction_db);
     take(d, "seq_check", seq);
     o.seq_check = parse_seq_check(seq);
@@ -166,7 +174,24 @@ PYBIND11_MODULE(_core, m) {
                  out["total"] = worker_dict(total);
                  return out;
              }, py::arg("reset") = false)
-        .def("rocksdb_stats", &Server::rocksdb_stats);
+        .def("rocksdb_stats", [](Server& s, bool reset) {
+                 std::vector<RocksSnapshot> v = s.rocksdb_stats(reset);
+                 py::list out;
+                 for (auto& r : v) {
+                     py::dict d;
+                     for (auto& kv : r.values) d[py::str(kv.first)] = kv.second;
+                     if (!r.values.empty()) {
+                         d["files_at_level"] = r.files_at_level;
+                         py::list tr;
+                         for (auto& t : r.stall_transitions) tr.append(py::make_tuple(t.first, t.second));
+                         d["stall_transitions"] = tr;
+                     }
+                     out.append(d);
+                 }
+                 return out;
+             }, py::arg("reset") = false)
+        .def_property_readonly("preload_s", &Server::preload_s)
+        .def("preloaded", &Server::preloaded);
 
     m.def("run_load", [](const py::dict& d) {
         LoadOptions o = load_options(d);

@@ -64,8 +64,8 @@ void client_thread(Shared& sh, int t, uint64_t quota, ClientStats& st, uint64_t&
     KeyGen keys(parse_key_dist(o.distribution), o.records, o.seed + uint64_t(t) * 0x9E3779B97F4A7C15ULL, t, o.threads);
     Rng mix(o.seed ^ (uint64_t(t) << 32) ^ 0x5bd1e995ULL);
     std::vector<uint8_t> req(kHeaderSize + size_t(o.value_size)), buf(kHeaderSize + kAbsoluteMaxValue + 1);
-    std::vector<uint8_t> value(size_t(o.value_size));
-    for (size_t i = 0; i < value.size(); ++i) value[i] = uint8_t('a' + (i + size_t(t)) % 26);
+    const ValuePool values(size_t(o.value_size), o.seed + 0x76616c75ULL + uint64_t(t));
+    Rng value_rng(o.seed ^ (uint64_t(t) << 40) ^ 0x76616c75ULL);  // own stream: mix's draws stay as they were
     const bool hash = o.partition == "hash";
     const uint32_t n = uint32_t(sh.addrs.size());
     const uint64_t timeout_ns = uint64_t(o.timeout_ms * 1e6);
@@ -83,6 +83,7 @@ void client_thread(Shared& sh, int t, uint64_t quota, ClientStats& st, uint64_t&
         record_key(keys.next(), key);
         const bool read = mix.uniform() < o.read_ratio;
         const sockaddr_in& dst = sh.addrs[n == 1 ? 0 : (hash ? hash_partition(key, n) : range_partition(key, n))];
+        const uint8_t* value = read ? nullptr : values.next(value_rng);
         ++st.requests;
         const uint64_t req_start = now_ns();
         bool answered = false;
@@ -91,7 +92,7 @@ void client_thread(Shared& sh, int t, uint64_t quota, ClientStats& st, uint64_t&
             // Fresh req_id per attempt: thread in the top 16 bits, attempt counter below.
             const uint64_t req_id = (uint64_t(t) << 48) | (++counter & 0xFFFFFFFFFFFFULL);
             size_t len = read ? write_packet(req.data(), OP_GET, 0, 0, req_id, key, nullptr, 0)
-                              : write_packet(req.data(), OP_PUT, 0, 0, req_id, key, value.data(), uint16_t(value.size()));
+                              : write_packet(req.data(), OP_PUT, 0, 0, req_id, key, value, uint16_t(o.value_size));
             const uint64_t t0 = now_ns();
             ssize_t s = sendto(fd, req.data(), len, 0, reinterpret_cast<const sockaddr*>(&dst), sizeof(dst));
             const uint64_t t_sent = now_ns();
@@ -134,6 +135,10 @@ void client_thread(Shared& sh, int t, uint64_t quota, ClientStats& st, uint64_t&
     }
     end_ns = now_ns();
     st.busy_ns = end_ns - start;
+    // Whole seconds without a completion (a write stop) are zeros, not
+    // missing: per_second covers at least [0, floor(busy)) s.
+    const size_t secs = size_t(st.busy_ns / 1000000000ULL);
+    if (st.per_second.size() < secs) st.per_second.resize(secs, 0);
     if (fd >= 0) close(fd);
 }
 

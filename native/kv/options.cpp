@@ -46,6 +46,32 @@ void ServerOptions::validate() const {
     if (sync && !wal) throw OptionError("sync", "sync writes need the WAL (wal = true)");
     range("flush_threads", flush_threads, 1, 256);
     range("compaction_threads", compaction_threads, 1, 256);
+    range("bg_write_rate", bg_write_rate, 0, 1LL << 40);
+    if (bg_write_rate != 0 && bg_write_rate < 64 * 1024)
+        throw OptionError("bg_write_rate", "must be 0 (unlimited) or at least 65536 bytes/s, got " +
+                                               std::to_string(bg_write_rate));
+    range("delayed_write_rate", delayed_write_rate, 0, 1LL << 40);
+    if (delayed_write_rate != 0 && delayed_write_rate < 16 * 1024)
+        throw OptionError("delayed_write_rate", "must be 0 (RocksDB's default) or at least 16384 bytes/s "
+                                                "(RocksDB's floor, kMinWriteRate), got " + std::to_string(delayed_write_rate));
+    range("level0_file_num_compaction_trigger", level0_file_num_compaction_trigger, 0, 1 << 16);
+    range("level0_slowdown_writes_trigger", level0_slowdown_writes_trigger, 0, 1 << 16);
+    range("level0_stop_writes_trigger", level0_stop_writes_trigger, 0, 1 << 16);
+    // RocksDB would silently raise slowdown to the compaction trigger and stop
+    // to slowdown (SanitizeOptions); refuse instead, naming the option.
+    const int l0c = level0_file_num_compaction_trigger ? level0_file_num_compaction_trigger : 4;
+    const int l0s = level0_slowdown_writes_trigger ? level0_slowdown_writes_trigger : 20;
+    const int l0p = level0_stop_writes_trigger ? level0_stop_writes_trigger : 36;
+    if (l0s < l0c)
+        throw OptionError("level0_slowdown_writes_trigger", "must be >= level0_file_num_compaction_trigger (" +
+                                                                std::to_string(l0c) + "), got " + std::to_string(l0s));
+    if (l0p < l0s)
+        throw OptionError("level0_stop_writes_trigger", "must be >= level0_slowdown_writes_trigger (" +
+                                                            std::to_string(l0s) + "), got " + std::to_string(l0p));
+    range("preload_records", preload_records, 0, 10000000000LL);
+    range("preload_value_bytes", preload_value_bytes, 0, static_cast<long long>(kAbsoluteMaxValue));
+    if (preload_partition != "hash" && preload_partition != "range")
+        throw OptionError("preload_partition", "expected 'hash' or 'range', got '" + preload_partition + "'");
     long long ncpu = std::thread::hardware_concurrency();
     for (int c : pin_cpus) range("pin_cpus", c, 0, ncpu > 0 ? ncpu - 1 : 1023);
 }

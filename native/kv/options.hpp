@@ -43,6 +43,18 @@ struct ServerOptions {
     // --- background work ----------------------------------------------------
     int flush_threads = 1;                 // HIGH-priority pool (flushes), shared by all instances
     int compaction_threads = 1;            // LOW-priority pool (compactions), shared by all instances
+    int64_t bg_write_rate = 0;             // bytes/s of flush + compaction writes, one limiter for all
+                                           // instances (a disk's bandwidth; rocksdb::NewGenericRateLimiter); 0 = unlimited
+    // --- write stalls (0 = RocksDB's default) ---------------------------------
+    int64_t delayed_write_rate = 0;        // bytes/s while writes are delayed (DBOptions; default: 16 MiB/s,
+                                           // or bg_write_rate when that is set, as RocksDB infers it)
+    int level0_file_num_compaction_trigger = 0;  // L0 files that start an L0 compaction (default 4)
+    int level0_slowdown_writes_trigger = 0;      // L0 files that delay writes (default 20)
+    int level0_stop_writes_trigger = 0;          // L0 files that stop writes (default 36)
+    // --- preload: a loaded DB at start (a YCSB load, then a server restart) ---
+    int64_t preload_records = 0;           // write records 0..N-1 into their instances, close, reopen; 0 = none
+    int preload_value_bytes = 128;         // value size of the preloaded records (bytes)
+    std::string preload_partition = "hash";  // how a record picks its instance: "hash" | "range" (as run_load)
     // --- semantics ----------------------------------------------------------
     bool transaction_db = false;           // TransactionDB (pessimistic) instead of a plain DB
     SeqCheck seq_check = SeqCheck::DiskGet;

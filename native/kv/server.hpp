@@ -12,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -24,7 +25,10 @@ namespace kv {
 class Server {
 public:
     // Validates options, creates datadir/worker-i, opens every RocksDB
-    // instance and binds every socket. Throws OptionError or
+    // instance and binds every socket. With preload_records, first loads the
+    // records into their instances (one thread per instance), then closes
+    // (flushing the memtables) and reopens every DB, whose compactions then
+    // run from the reopened state. Throws OptionError or
     // std::runtime_error (message names the option at fault); on failure
     // everything opened so far is closed again.
     explicit Server(const ServerOptions& opts);
@@ -43,8 +47,14 @@ public:
     // worker hands over a copy at its next loop boundary (within
     // idle_poll_ms when idle); after stop() the final stats are returned.
     std::vector<WorkerStats> collect(bool reset);
-    // RocksDB statistics per instance (empty maps once stopped).
-    std::vector<std::map<std::string, double>> rocksdb_stats() const;
+    // RocksDB statistics per instance over the window since start() or the
+    // last reset (empty once stopped); reset = start a new window after the
+    // snapshot, as collect(true) does for the workers.
+    std::vector<RocksSnapshot> rocksdb_stats(bool reset = false);
+    // Wall time of the preload, load + close + reopen (0 without one), s.
+    double preload_s() const { return preload_s_; }
+    // Records each instance received in the preload.
+    std::vector<int64_t> preloaded() const { return preloaded_; }
 
 private:
     struct Worker {
@@ -59,6 +69,8 @@ private:
         std::atomic<uint64_t> snap_done{0};
     };
     void run_worker(Worker& w);
+    void preload();
+    std::string worker_dir(int i) const;  // datadir/worker-i
     void take_snapshot(Worker& w, uint64_t req, uint64_t window_start_ns, uint64_t cpu_start_ns,
                        uint64_t& new_window_start, uint64_t& new_cpu_start);
 
@@ -71,6 +83,9 @@ private:
     std::mutex collect_mu_;
     bool running_ = false;
     bool started_ = false;
+    double preload_s_ = 0;
+    std::shared_ptr<rocksdb::RateLimiter> limiter_;  // bg_write_rate, shared by the instances
+    std::vector<int64_t> preloaded_;
 };
 
 }  // namespace kv

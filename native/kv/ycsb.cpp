@@ -77,6 +77,14 @@ uint64_t Rng::next() {
     return result;
 }
 
+ValuePool::ValuePool(size_t value_size, uint64_t seed) : pool_(kPoolBytes + value_size), value_size_(value_size) {
+    Rng r(seed);
+    for (size_t i = 0; i < pool_.size(); i += 8) {
+        uint64_t x = r.next();
+        for (size_t b = 0; b < 8 && i + b < pool_.size(); ++b) pool_[i + b] = uint8_t(x >> (8 * b));
+    }
+}
+
 KeyDist parse_key_dist(const std::string& s) {
     if (s == "zipfian") return KeyDist::Zipfian;
     if (s == "uniform") return KeyDist::Uniform;

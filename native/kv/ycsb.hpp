@@ -13,6 +13,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kv {
 
@@ -41,6 +42,21 @@ struct Rng {
     explicit Rng(uint64_t seed);
     uint64_t next();
     double uniform() { return double(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0,1)
+};
+
+// Values that do not compress, as YCSB's random field values: windows at
+// random offsets of a 1 MiB pool of random bytes (so two values in one 4 KiB
+// SST block rarely share bytes, and SST files hold as many bytes as were
+// written, with or without RocksDB's block compression).
+class ValuePool {
+public:
+    static constexpr size_t kPoolBytes = size_t(1) << 20;
+    ValuePool(size_t value_size, uint64_t seed);
+    const uint8_t* next(Rng& rng) const { return pool_.data() + rng.next() % kPoolBytes; }
+    size_t value_size() const { return value_size_; }
+private:
+    std::vector<uint8_t> pool_;
+    size_t value_size_;
 };
 
 enum class KeyDist { Zipfian, Uniform, Sequential };
