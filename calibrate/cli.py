@@ -76,7 +76,8 @@ def _add_fit_parser(sub) -> None:
     f.add_argument("--out", metavar="PROFILE.toml", required=True, help="profile to write")
     f.add_argument("--kind", help="run kind (default: detected from the header)")
     f.add_argument("--where", action="append", default=[], metavar="COLUMN=VALUE",
-                   help="use only rows with this value (repeat: all must hold), e.g. plan=default")
+                   help="use only rows with this value (V1,V2: any of them; repeat: all must "
+                        "hold), e.g. plan=default or plan=default,writepath")
     f.add_argument("--priors", metavar="PRIORS.toml", help="starting values (fitter default otherwise)")
     f.add_argument("--free", metavar="P1,P2", help="comma-separated parameters to fit")
     f.add_argument("--bootstrap", type=at_least(0, int), default=0, metavar="B",

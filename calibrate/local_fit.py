@@ -51,9 +51,24 @@ from runio.inputs import load_profile
 
 DEFAULT_FREE = ("base_us", "put_us", "get_mem_us", "get_sst_us", "wal_us", "seqget_sst_us",
                 "txn_commit_us", "recv_floor_us", "server_gap_us", "miss_rtt_us", "send_base_us",
-                "send_per_thread_us", "send_log2_us", "context_switch_penalty", "idle_penalty")
+                "send_per_thread_us", "send_log2_us", "context_switch_penalty", "idle_penalty",
+                # RocksDB's write path (runs of calibrate/plans/writepath.toml)
+                "entry_overhead_bytes", "flush_mbps", "flush_fixed_ms", "compaction_mbps",
+                "disk_mbps", "memtable_probe_us", "sst_probe_us", "bg_penalty")
+#: write-path parameters: fitted only from runs that flush (the write-path plan)
+WRITE_PATH_FREE = ("entry_overhead_bytes", "flush_mbps", "flush_fixed_ms", "compaction_mbps",
+                   "disk_mbps", "memtable_probe_us", "sst_probe_us", "bg_penalty")
 FALLBACK_PRIORS = "calibrate/priors/farreach.toml"   # fills parameters the priors file lacks
-COLUMN_WEIGHTS = {"mops": 1.0, "process_us": 1.0, "wait_us": 0.3, "send_us": 0.5}
+COLUMN_WEIGHTS = {"mops": 1.0, "process_us": 1.0, "wait_us": 0.3, "send_us": 0.5,
+                  # what RocksDB did, summed over the workers (the write-path runs)
+                  "memtables": 0.5, "flush_mb": 0.5, "stop_s": 0.5, "slow_s": 0.5}
+#: summed per-worker columns compared on log(1 + value): they can be 0
+COUNT_COLUMNS = ("stop_s", "slow_s")
+#: the prediction's details["lsm"] key of each summed column (and its factor):
+#: the memtables a run's writes fill as a fraction, a count the fit can move
+#: smoothly (the sealed count is a step); MiB -> MB as the server counts
+LSM_SUMS = {"memtables": ("memtables_written", 1.0), "flush_mb": ("flush_mib", 1.048576),
+            "stop_s": ("stop_s", 1.0), "slow_s": ("slow_s", 1.0)}
 BAD_RESIDUAL = 5.0       # log-error charged for a prediction that is not a positive number
 
 
@@ -95,11 +110,13 @@ def _row_outputs(args: tuple) -> dict[str, float]:
         return {}
     busy = [s for s in p.servers if s.share > 0]
     pick = min if stat == "min" else max if stat == "max" else (lambda v: sum(v) / len(v))
+    lsm = p.details.get("lsm") or {}
     return {
         "mops": p.throughput_mops,
         "process_us": pick([s.process_us for s in busy]) if busy else math.nan,
         "wait_us": pick([s.wait_us for s in busy]) if busy else math.nan,
         "send_us": p.client.send_us,
+        **{col: factor * sum(lsm[key]) for col, (key, factor) in LSM_SUMS.items() if key in lsm},
     }
 
 
@@ -253,11 +270,16 @@ class LocalFitter:
                 if v is None or str(v).strip() == "" or w <= 0:
                     continue
                 try:
-                    m = float(v)
+                    # a per-worker column (the write path's) counts summed
+                    m = sum(float(x) for x in str(v).split("|")) if col in LSM_SUMS \
+                        else float(v)
                 except ValueError:
-                    raise InputError(f"expected a number, got {v!r}", source=r.get("__source__"),
-                                     line=_line(r), field=col) from None
-                if m > 0 and math.isfinite(m):
+                    raise InputError(f"expected a number (or numbers separated by '|'), got "
+                                     f"{v!r}", source=r.get("__source__"), line=_line(r),
+                                     field=col) from None
+                if col in COUNT_COLUMNS and m >= 0 and math.isfinite(m):
+                    targets.append((col, m, w * row_w))
+                elif m > 0 and math.isfinite(m):
                     targets.append((col, m, w * row_w))
             if targets:
                 cases.append((sc, stat, targets))
@@ -298,6 +320,11 @@ class LocalFitter:
             why["context_switch_penalty"] = "every run had the same worker count"
         if min(reads) >= 1.0:
             why["put_us"] = "no run wrote"
+        flushed = any(sum(float(x) for x in str(r.get("flushes") or "0").split("|")) > 0
+                      for r in rows)
+        if not flushed:
+            for k in WRITE_PATH_FREE:
+                why[k] = "no run flushed (the write-path plan's runs fit it)"
         return [k for k in DEFAULT_FREE if k in prior and k not in why], why
 
     def _probe(self, prior: Profile, free, cases, fixed_why, pool) -> list[str]:
@@ -420,7 +447,12 @@ class _Objective:
         for (sc, stat, targets), out in zip(self.cases, outs):
             for col, m, w in targets:
                 p = out.get(col, math.nan)
-                r[j] = w * math.log(p / m) if (p > 0 and math.isfinite(p)) else w * BAD_RESIDUAL
+                if col in COUNT_COLUMNS:
+                    r[j] = w * (math.log1p(max(p, 0.0)) - math.log1p(m)) if math.isfinite(p) \
+                        else w * BAD_RESIDUAL
+                else:
+                    r[j] = w * math.log(p / m) if (p > 0 and math.isfinite(p)) \
+                        else w * BAD_RESIDUAL
                 j += 1
         r[self.n_data:] = self.prior_weight * (x - self.x0)
         return r

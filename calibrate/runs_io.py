@@ -59,7 +59,8 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
 
     ``kind`` forces the kind (its name) instead of detecting it; all files
     must then have that kind's signature columns. ``where`` keeps only rows
-    whose columns have the given values (e.g. ``{"plan": "holdout"}``).
+    whose columns have the given values (e.g. ``{"plan": "holdout"}``; a
+    value ``"a,b"`` keeps either).
     """
     _ensure_kinds()
     if isinstance(paths, (str, Path)):
@@ -96,7 +97,7 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
         for r in file_rows:
             r["__kind__"] = k.name
             r["__source__"] = str(path)
-            if all(str(r.get(c, "")).strip() == v for c, v in (where or {}).items()):
+            if all(str(r.get(c, "")).strip() in v.split(",") for c, v in (where or {}).items()):
                 rows.append(r)
     assert chosen is not None
     for r in rows:
@@ -109,7 +110,8 @@ def load_runs(paths: str | Path | Sequence[str | Path], kind: str | None = None,
 
 def check_measured(kind: RunKind, row: Mapping[str, Any]) -> None:
     """Every measured column of ``row`` is empty, or a finite number >= 0 (a
-    ``|``-separated list of them where the row's ``wait_stat`` is ``per-server``)."""
+    ``|``-separated list of them where the row's ``wait_stat`` is ``per-server``,
+    or the column is one of the kind's per-worker columns)."""
     per_server = str(row.get("wait_stat", "")).strip() == "per-server"
     try:
         for col in kind.measured:
@@ -117,7 +119,7 @@ def check_measured(kind: RunKind, row: Mapping[str, Any]) -> None:
             if v is None or not str(v).strip():
                 continue
             parts = str(v).split("|")
-            if len(parts) > 1 and not per_server:
+            if len(parts) > 1 and not per_server and col not in kind.per_worker:
                 raise InputError(f"{v!r} is a |-separated list, which only a per-server "
                                  "value (wait_stat = per-server) can be", field=col)
             for part in parts:

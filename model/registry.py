@@ -48,6 +48,8 @@ class RunKind:
     fitter_args: dict = field(default_factory=dict)   # constructor arguments the kind fixes
     extra: dict = field(default_factory=dict)
     rack: RackForm | None = None         # set for kinds predicted by the rack model
+    per_worker: tuple[str, ...] = ()     # measured columns that are one value per worker,
+    #                                      ``|``-separated (the write path's counts)
 
 
 KINDS: dict[str, RunKind] = {}

@@ -115,8 +115,18 @@ MEASURED_COLUMNS = ("mops", "wait_us", "process_us", "wait_stat", "send_us", "re
                     "date", "per_second_kops") + WRITE_PATH_COLUMNS + ("preload_s",)
 COLUMNS = ("id", "plan") + CONFIG_COLUMNS + ("config_hash",) + MEASURED_COLUMNS
 CLIENT_CORES = 1          # cores the co-located load generator keeps busy
+#: what RocksDB did per worker, predicted by the run's trajectory: column ->
+#: (key of the prediction's details["lsm"], factor)
+WRITE_PATH_PREDICTED = {"memtables": ("memtables", 1.0), "flushes": ("flushes", 1.0),
+                        "compactions": ("compactions", 1.0), "stop_s": ("stop_s", 1.0),
+                        "slow_s": ("slow_s", 1.0), "stops": ("stops", 1.0),
+                        "slows": ("slows", 1.0), "l0_files": ("l0_files_end", 1.0),
+                        # MiB -> MB, as the server counts them
+                        "flush_mb": ("flush_mib", 1.048576),
+                        "compaction_mb": ("compaction_mib", 1.048576)}
 PREDICTED = ("mops", "wait_us", "process_us", "send_us", "pktloss", "false_pos", "response_us",
-             "response_p50_us", "response_p90_us", "response_p99_us")
+             "response_p50_us", "response_p90_us", "response_p99_us",
+             *WRITE_PATH_PREDICTED)
 #: the response-time percentiles the load generator's histogram gives
 #: (``response_<p>_us``; the keys of ``details["latency_us_percentiles"]``)
 RESPONSE_PERCENTILES = ("p50", "p90", "p99")
@@ -146,12 +156,40 @@ def _effective_seq_check(row) -> str:
     return "none"
 
 
-# TODO(lead, issue 50): map the write-path config columns to scenario keys here
-# (and in COLUMN_OF): flush_threads, compaction_threads, wal_bytes_per_sync_mb,
-# delayed_write_rate_mbps, bg_write_mbps, l0_compaction_trigger,
-# l0_slowdown_trigger, l0_stop_trigger, preload (with records x (20 + value_bytes)
-# bytes loaded when 1). Rows written before these columns existed lack them:
-# read them with their defaults (1, 1, 0, 0, 0, 0, 0, 0, 0).
+#: RocksDB's defaults a write-path column's 0 stands for (level0 triggers)
+L0_DEFAULTS = {"l0_compaction_trigger": 4, "l0_slowdown_trigger": 20, "l0_stop_trigger": 36}
+#: RocksDB's delayed_write_rate when none is set: the rate limiter's, else 16 MiB/s
+DEFAULT_DELAYED_MBPS = 16.0
+
+
+def _write_path_changes(row: Any) -> dict[str, Any]:
+    """The write-path columns of a row (``calibrate/plans/writepath.toml``) as
+    scenario keys; a row written before they existed reads as the server's
+    defaults then (one flush and one compaction thread, no sync, no limiter,
+    RocksDB's triggers, an empty database)."""
+    limiter = number(row, "bg_write_mbps", 0.0, minimum=0.0)
+    delayed = number(row, "delayed_write_rate_mbps", 0.0, minimum=0.0)
+    ch: dict[str, Any] = {
+        "servers.flush_threads": number(row, "flush_threads", 1, integer=True, minimum=1),
+        "servers.compaction_threads": number(row, "compaction_threads", 1, integer=True,
+                                             minimum=1),
+        # one machine: RocksDB's threads share the workers' cores
+        "servers.bg_on_worker_cores": True,
+        "storage.wal_bytes_per_sync_mb": number(row, "wal_bytes_per_sync_mb", 0.0, minimum=0.0),
+        "storage.rate_limit_mbps": limiter,
+        # RocksDB takes the limiter's rate for an unset delayed_write_rate
+        "storage.delayed_write_rate_mbps": delayed if delayed > 0 else
+        (limiter if limiter > 0 else DEFAULT_DELAYED_MBPS),
+        "storage.preloaded": choice(row, "preload", PINNED, "0"),
+    }
+    for col, key in (("l0_compaction_trigger", "storage.l0_files"),
+                     ("l0_slowdown_trigger", "storage.l0_slowdown"),
+                     ("l0_stop_trigger", "storage.l0_stop")):
+        v = number(row, col, 0, integer=True, minimum=0)
+        ch[key] = v if v > 0 else L0_DEFAULTS[col]
+    return ch
+
+
 def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
     """Scenario of one local_runs row (one machine, no switch)."""
     base = base or Scenario.default()
@@ -179,6 +217,7 @@ def local_scenario(row: Any, base: Scenario | None = None) -> Scenario:
         "workload.records": number(row, "records", 1_000_000, integer=True, minimum=1),
         "workload.value_bytes": number(row, "value_bytes", 128, integer=True, minimum=0),
         "workload.queries_m": max(queries / 1e6, 0.001),
+        **_write_path_changes(row),
     }
     return scenario_from_columns(base, ch, COLUMN_OF)
 
@@ -192,6 +231,12 @@ COLUMN_OF = {
     "storage.db": "db", "workload.distribution": "distribution",
     "workload.read_ratio": "read_ratio", "workload.records": "records",
     "workload.value_bytes": "value_bytes", "workload.queries_m": "max_requests",
+    "servers.flush_threads": "flush_threads", "servers.compaction_threads": "compaction_threads",
+    "storage.wal_bytes_per_sync_mb": "wal_bytes_per_sync_mb",
+    "storage.rate_limit_mbps": "bg_write_mbps",
+    "storage.delayed_write_rate_mbps": "delayed_write_rate_mbps",
+    "storage.preloaded": "preload", "storage.l0_files": "l0_compaction_trigger",
+    "storage.l0_slowdown": "l0_slowdown_trigger", "storage.l0_stop": "l0_stop_trigger",
 }
 
 
@@ -210,6 +255,9 @@ def _local_columns(row: Any, preds: list) -> dict[str, Any]:
     # the same outputs as the rack's runs, without its cache gain
     out = {**farreach_columns(preds[0], wait_stat(row)),
            **latency_columns(preds[0], "response", RESPONSE_PERCENTILES)}
+    lsm = preds[0].details.get("lsm") or {}
+    for col, (key, factor) in WRITE_PATH_PREDICTED.items():
+        out[col] = [factor * v for v in lsm[key]] if key in lsm else None
     return {k: out[k] for k in PREDICTED}
 
 
@@ -219,6 +267,7 @@ LOCAL_KIND = RunKind(
     profile="local",
     measured=PREDICTED,
     predict_row=_predict_local, fitter="calibrate.local_fit:LocalFitter",
+    per_worker=tuple(WRITE_PATH_PREDICTED),
     description="native KV server runs on one machine (python -m calibrate run)",
     # batch prediction and validation check every row, then solve them as one batch
     rack=RackForm(_local_scenarios, _local_columns))
