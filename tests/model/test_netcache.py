@@ -78,6 +78,9 @@ def test_the_window_only_ever_takes_hits_away_and_at_most_half():
     assert W.evaluate_scenario(sc).hit_ratio == pytest.approx(hits[3])
     assert W.update_window_requests(sc) == 1024
     assert W.update_window_requests(Scenario.default()) == 0.0       # write-back: none
+    # rounded to a power of 2: a plan over many client counts shares a few evaluations
+    assert [W.update_window_requests(sc.updated({"clients.threads": c}))
+            for c in (100, 128, 181, 182, 1500)] == [128, 128, 128, 256, 2048]
     assert any("value update" in n for n in W.evaluate_scenario(sc).notes)
 
 
