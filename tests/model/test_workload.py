@@ -545,7 +545,7 @@ def test_the_folded_head_is_kept_on_disk_for_every_server_count(tmp_path, monkey
     """The fold (ranks onto key numbers) does not depend on the server count:
     it is stored once, and a new server count reads it back, with the same
     shares as a fold computed afresh."""
-    caches = (wsum.summary, wb.blocks, wb.stock_fold, wb.head_keys)
+    caches = (wsum.summary, wsum._base, wb.blocks, wb.stock_fold, wb.head_keys)
     for f in caches:
         f.cache_clear()
     sc = Scenario.default().updated({"servers.count": 8, "workload.records": 50_000})
