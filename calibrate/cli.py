@@ -1,4 +1,4 @@
-"""Command line: ``python -m calibrate run | fit | validate | ingest | knobs``.
+"""Command line: ``python -m calibrate run | fit | validate | ingest | knobs | public``.
 
 * ``run``: a plan of local runs on the native server (resumable).
 * ``fit``: a profile from runs CSVs, by the fitter registered for their kind.
@@ -12,6 +12,8 @@
   throughput ratio against the analytic solver's and the simulator's
   (:mod:`calibrate.knobs`); ``--holdout`` predicts each pair by a refit
   without it.
+* ``public``: FarReach's own published experiments (``data/public``),
+  predicted against published (:mod:`calibrate.public`).
 
 Exit codes: 0 success; 1 a validation gate failed; 2 bad input (the message
 names file, line and field; no traceback) or a missing native module or
@@ -43,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_validate_parser(sub)
     _add_ingest_parser(sub)
     _add_knobs_parser(sub)
+    _add_public_parser(sub)
     sub.add_parser("kinds", help="the run kinds a runs CSV can be: key columns, predicted "
                                  "columns, profile")
     return ap
@@ -177,10 +180,34 @@ def _add_knobs_parser(sub) -> None:
     add_flag(k)
 
 
+def _add_public_parser(sub) -> None:
+    """``public``: FarReach's published experiments (:mod:`calibrate.public`)."""
+    from runio.progress import add_flag
+
+    from .public import DATA, SCENARIO
+    p = sub.add_parser("public", help="FarReach's own published experiments (data/public): "
+                                      "predicted against published",
+                       description="Predict every published experiment of FarReach's public "
+                                   "repository that a scenario can express (server rotation "
+                                   "for the static ones) and print it beside the published "
+                                   "rounds, with the targets' figures.")
+    p.add_argument("--scenario", metavar="FILE.toml", default=str(SCENARIO),
+                   help="the public testbed's scenario (default data/public/testbed.toml)")
+    p.add_argument("--profile", metavar="NAME|FILE.toml", default="tofino-testbed",
+                   help="profile to predict with (default tofino-testbed)")
+    p.add_argument("--data", metavar="DIR", default=str(DATA),
+                   help="folder of the published tables (default data/public)")
+    p.add_argument("--out", metavar="TABLE.csv", help="write one row per configuration")
+    p.add_argument("--html", metavar="PAGE.html",
+                   help="write a page: predicted against published, per experiment")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_flag(p)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     action = {"run": _run, "fit": _fit, "validate": _validate, "ingest": _ingest,
-              "knobs": _knobs, "kinds": _kinds}[args.command]
+              "knobs": _knobs, "kinds": _kinds, "public": _public}[args.command]
     return run_command(lambda: action(args))
 
 
@@ -379,6 +406,12 @@ def _validate_cv(args) -> int:
             print(f"FAIL: {msg}", file=sys.stderr)
         return 1 if bad else 0
     return 0
+
+
+def _public(args) -> int:
+    """``public``: published experiments against predicted (calibrate.public)."""
+    from .public import run
+    return run(args)
 
 
 def _knobs(args) -> int:

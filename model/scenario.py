@@ -86,6 +86,11 @@ class Switch:
                               "hash_buckets, buckets split evenly")
     hash_buckets: int = spec(32_768, unit="buckets", min=1, max=1 << 24,
                              doc="CRC32 buckets for hash partitioning (FarReach's partitionnum)")
+    max_value_bytes: int = spec(128, unit="B", min=0, max=65_536,
+                                doc="largest value the switch's registers hold (the public "
+                                    "code's switch_max_vallen, config.ini: 128 B); a larger "
+                                    "value is never cached, by FarReach or NetCache "
+                                    "(docs/switch.md)")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ keeps them on disk), :mod:`model.workload_blocks` (sources to blocks),
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import keys
@@ -47,7 +49,7 @@ from . import workload_sources as ws
 from .errors import InputError
 from .workload_blocks import blocks, stock_fold
 from .workload_store import set_store  # noqa: F401  (the entry points' hook)
-from .workload_summary import select, summarize, summary, to_result
+from .workload_summary import cached_hit_fraction, select, summarize, summary, to_result
 from .workload_types import (DEFAULT_HOT_RECORDS, RankSpec, StockSpec,  # noqa: F401
                              WorkloadResult, stock_spec)
 
@@ -59,7 +61,8 @@ _blocks, _summarize, _stock_fold = blocks, summarize, stock_fold
 
 # ----------------------------------------------------------- entry point
 def evaluate(workload, switch, servers: int, source=None, *,
-             hot_records: int = DEFAULT_HOT_RECORDS) -> WorkloadResult:
+             hot_records: int = DEFAULT_HOT_RECORDS,
+             update_window: float = 0.0) -> WorkloadResult:
     """Shares, hit ratio, normalized throughput and skew for one configuration.
 
     ``workload`` and ``switch`` are the scenario's sections
@@ -74,8 +77,15 @@ def evaluate(workload, switch, servers: int, source=None, *,
     :class:`~model.workload_sources.KeyTrace`.
 
     A read-only cache (``switch.mode = "read-only"``, NetCache) answers only
-    the reads of cached keys: their writes stay in ``shares`` and the hit
-    ratio is scaled by the read ratio. The result already includes this.
+    the reads of cached keys, and only while their entry is valid: their
+    writes stay in ``shares``, and so do the reads that find the entry
+    invalidated by a write whose value update has not come back
+    (``update_window``: that window in the rack's requests, 0 = always
+    valid; :func:`update_window_requests` gives a scenario's;
+    :func:`model.workload_summary.cached_hit_fraction`). A value larger
+    than the switch's registers (``workload.value_bytes`` >
+    ``switch.max_value_bytes``) is never cached (:func:`cacheable`). The
+    result already includes all of this.
     """
     n = int(servers)
     if n < 1:
@@ -106,14 +116,71 @@ def evaluate(workload, switch, servers: int, source=None, *,
         raise TypeError(f"not a workload source: {source!r}")
     total = spec.records if isinstance(spec, StockSpec) else (
         spec.items if isinstance(spec, RankSpec) else len(spec.counts))
-    k = min(int(switch.cache_keys), int(total)) if switch.cache else 0
-    summ = summary(spec, n, partition, buckets, k, hit_prob, int(hot_records))
-    notes = tuple(getattr(source, "notes", ()) or ())
+    k = min(int(switch.cache_keys), int(total)) if cacheable(workload, switch) else 0
+    window = float(update_window) if hit_prob < 1.0 and k > 0 else 0.0
+    summ = summary(spec, n, partition, buckets, k, hit_prob, int(hot_records), window)
+    notes = tuple(getattr(source, "notes", ()) or ()) + cache_notes(workload, switch, window)
     return to_result(summ, k, int(hot_records), label, partition, notes)
 
 
+def cacheable(workload, switch) -> bool:
+    """Whether the switch caches anything: the cache is on and the values fit
+    its registers. A Tofino register array holds a fixed number of value
+    bytes per entry (the public code's ``switch_max_vallen`` = 128 B, in
+    every system's ``config.ini``); a larger value travels as
+    PUTREQ_LARGEVALUE, which the switch forwards and never caches (and a
+    population of such a key loads nothing cacheable), so the rack runs as
+    NoCache does (FarReach's published value-size experiment: normalized
+    throughput 11.0 at 256 B, NoCache's 11.0; docs/switch.md)."""
+    if not switch.cache:
+        return False
+    limit = getattr(switch, "max_value_bytes", None)
+    return limit is None or int(getattr(workload, "value_bytes", 0)) <= int(limit)
+
+
+def cache_notes(workload, switch, window: float) -> tuple:
+    """What :func:`evaluate` assumed about the switch, for the result's notes."""
+    if switch.cache and not cacheable(workload, switch):
+        return (f"values of {workload.value_bytes} B exceed the switch's "
+                f"{switch.max_value_bytes}-byte value registers: nothing is cached",)
+    if window > 0:
+        return (f"read-only cache: a written key's entry is invalid until its value update "
+                f"comes back (update window {window:,.0f} requests of the rack)",)
+    return ()
+
+
+def update_window_requests(scenario) -> float:
+    """A read-only cache's update window in the rack's requests (:func:`evaluate`).
+
+    The public NetCache (``netcache/server_impl.h``): a write of a cached key
+    invalidates the entry as it passes the switch; its server's worker, when
+    it takes the write from its socket, queues a NETCACHE_VALUEUPDATE before
+    its RocksDB put, and the server's value-update thread sends it back
+    through the switch, which re-validates the entry. The window ``W`` is
+    thus the write's stay at its server plus two network crossings: about
+    the response time ``R_b`` of the requests of its server. In a closed
+    loop of ``C`` client threads the rack serves ``X = C / R`` requests per
+    unit time (Little), ``R`` the mean response time over all requests, so
+    ``X W = C R_b / R``. The bottleneck server's requests (the ones the
+    normalized throughput is about) wait at least as long as the mean
+    request (cache hits are the fastest), so ``X W >= C``; we take ``C``,
+    the client threads. What it moves is small: the hot keys that matter
+    are written many times per window and sit at the limit of 1/2 valid
+    (docs/workload.md, section 4, has the figures).
+
+    ``C`` is rounded to the nearest power of 2 (128 and 1024 stay as they
+    are): a bound good to a factor of a few needs no more, and the rows of
+    a plan over many client counts then share a few workload evaluations
+    (each is a summary of 10^6 blocks, about 0.5 s) instead of one each."""
+    if not (scenario.switch.cache and scenario.switch.mode == "read-only"):
+        return 0.0
+    return float(2.0 ** round(math.log2(max(1, int(scenario.clients.threads)))))
+
+
 def evaluate_scenario(scenario, source=None, **kw) -> WorkloadResult:
-    """:func:`evaluate` for a whole :class:`model.scenario.Scenario`."""
+    """:func:`evaluate` for a whole :class:`model.scenario.Scenario` (a read-only
+    cache's update window from its clients, :func:`update_window_requests`)."""
+    kw.setdefault("update_window", update_window_requests(scenario))
     return evaluate(scenario.workload, scenario.switch, scenario.servers.count, source, **kw)
 
 
@@ -187,11 +254,12 @@ def _window_hit_fraction(result: WorkloadResult, window_writes, *, server: int |
 
 # ------------------------------------------------------------ sampling
 def sample_classes(workload, switch, servers: int, n: int, rng: np.random.Generator,
-                   source=None) -> np.ndarray:
+                   source=None, update_window: float = 0.0) -> np.ndarray:
     """Draw ``n`` requests from the same popularity :func:`evaluate` uses:
     -1 for a switch-cache hit, else the server index. A read-only cache
     answers only reads (each cached-key request is a hit with probability
-    ``read_ratio``). For the simulator: it samples the blocks :func:`evaluate`
+    ``read_ratio`` times its entry's valid odds under ``update_window``, as in
+    :func:`evaluate`). For the simulator: it samples the blocks :func:`evaluate`
     computes from (flat within a tail block). For the generator's exact key
     stream use :func:`model.ycsb.sample_keynums` and :func:`model.keys.servers_of`."""
     if source is None:
@@ -212,13 +280,14 @@ def sample_classes(workload, switch, servers: int, n: int, rng: np.random.Genera
     b = blocks(spec, int(servers), switch.partition, int(switch.hash_buckets))
     total = spec.records if isinstance(spec, StockSpec) else (
         spec.items if isinstance(spec, RankSpec) else len(spec.counts))
-    k = min(int(switch.cache_keys), int(total)) if switch.cache else 0
-    mass, _, server, cached = select(b, k)
+    k = min(int(switch.cache_keys), int(total)) if cacheable(workload, switch) else 0
+    mass, count, server, cached = select(b, k)
     cum = np.cumsum(mass)
     idx = np.minimum(np.searchsorted(cum, rng.random(n) * cum[-1], side="right"), len(mass) - 1)
     out = server[idx].copy()
     hit = cached[idx]
     if hit_prob < 1.0:
-        hit &= rng.random(n) < hit_prob
+        q = mass[idx] / np.maximum(count[idx], 1e-300)
+        hit &= rng.random(n) < cached_hit_fraction(q, hit_prob, float(update_window))
     out[hit] = -1
     return out

@@ -99,28 +99,91 @@ def win_table(mass, count, server, n):
     return wm, wc
 
 
-def summarize(b: Blocks, n: int, k: float, hit_prob: float, hot: int) -> dict:
+def cached_hit_fraction(q, read_ratio: float, window: float):
+    """Fraction of a cached record's requests the switch answers under a
+    read-only cache (NetCache), per-record request mass ``q`` (of all requests).
+
+    Every write of a cached key invalidates its entry on its way through the
+    switch; the server's value update re-validates it, whichever write it
+    carries (the public switch sets ``latest`` = 1 on every
+    NETCACHE_VALUEUPDATE, with no sequence check). With the key's writes a
+    Poisson stream of rate ``lam`` and each update arriving ``W`` after its
+    write, the entry is valid unless the last write came less than ``W`` ago
+    and no update arrived since: ``P(valid) = (1 + exp(-2 lam W)) / 2``. It
+    tends to 1/2 for keys written many times per window (an older write's
+    update re-validates the entry after a newer write invalidated it), not
+    to 0. ``window`` is ``W`` in the rack's requests (``lam W`` = the
+    record's writes among them, ``(1 - read_ratio) q window``); reads of a
+    valid entry are hits. docs/workload.md, section 4."""
+    q = np.asarray(q, dtype=float)
+    if window <= 0.0:
+        return np.full(q.shape, float(read_ratio))
+    valid = 0.5 * (1.0 + np.exp(-2.0 * (1.0 - read_ratio) * q * window))
+    return read_ratio * valid
+
+
+def summarize(b: Blocks, n: int, k: float, hit_prob: float, hot: int,
+              window: float = 0.0) -> dict:
+    """``hit_prob``: the fraction of a cached key's requests the switch may
+    answer (write-back: 1; read-only: the read ratio); ``window``: a
+    read-only cache's update window in requests (:func:`cached_hit_fraction`;
+    0 = entries always valid)."""
+    return apply_window(summary_base(b, n, k, hit_prob, hot), hit_prob, window)
+
+
+def summary_base(b: Blocks, n: int, k: float, hit_prob: float, hot: int) -> dict:
+    """What does not depend on a read-only cache's update window: the selected
+    blocks, the load and skew without the cache, the written keys' memtable
+    table and the uncached keys' read table. A plan over many client counts
+    (many windows) computes it once (:func:`summary`)."""
     mass, count, server, cached = select(b, k)
     nocache = np.bincount(server, weights=mass, minlength=n)
-    # a cached key's requests reach its server with probability 1 - hit_prob
-    # (write-back: never; read-only: its writes)
-    eff = np.where(cached, mass * (1.0 - hit_prob), mass)
-    shares_ = np.bincount(server, weights=eff, minlength=n)
-    hit = float(np.sum(mass[cached])) * hit_prob
     with np.errstate(invalid="ignore", divide="ignore"):
         hot_nc = np.where(nocache > 0, hot_mass(mass, count, server, n, hot) / nocache, 0.0)
-        hot_c = np.where(shares_ > 0, hot_mass(eff, count, server, n, hot) / shares_, 0.0)
-    # Che tables. Reads of cached keys never reach a server; writes of cached
-    # keys do under a read-only cache (hit_prob < 1).
+    # Che tables. Reads of uncached keys reach their server; writes of cached
+    # keys do too under a read-only cache (hit_prob < 1).
     rm, rc = win_table(mass[~cached], count[~cached], server[~cached], n)
     wsel = ~cached if hit_prob >= 1.0 else np.ones(len(mass), bool)
     wm, wc = win_table(mass[wsel], count[wsel], server[wsel], n)
-    tol = b.tolerance + k * b.select_tol + 1e-12
-    return dict(hit_ratio=hit, shares=shares_, shares_nocache=nocache,
-                server_hot_fraction=np.minimum(hot_c, 1.0),
-                server_hot_fraction_nocache=np.minimum(hot_nc, 1.0),
-                tail_mass=b.tail_mass, tolerance=tol,
+    return dict(mass=mass, count=count, server=server, cached=cached, n=n, hot=hot,
+                shares_nocache=nocache, server_hot_fraction_nocache=np.minimum(hot_nc, 1.0),
+                tail_mass=b.tail_mass, tolerance=b.tolerance + k * b.select_tol + 1e-12,
                 win_read_mass=rm, win_read_count=rc, win_write_mass=wm, win_write_count=wc)
+
+
+def apply_window(base: dict, hit_prob: float, window: float) -> dict:
+    """The summary of :func:`summary_base` with the switch's hits: a cached
+    key's requests it answers (write-back: all; read-only: the reads that
+    find its entry valid), the rest at its server."""
+    mass, count, server, cached = base["mass"], base["count"], base["server"], base["cached"]
+    n = base["n"]
+    hf = np.zeros(len(mass))
+    if hit_prob >= 1.0:
+        hf[cached] = 1.0
+    else:
+        hf[cached] = cached_hit_fraction(mass[cached] / np.maximum(count[cached], 1e-300),
+                                         hit_prob, window)
+    eff = mass * (1.0 - hf)
+    shares_ = np.bincount(server, weights=eff, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        hot_c = np.where(shares_ > 0, hot_mass(eff, count, server, n, base["hot"]) / shares_,
+                         0.0)
+    rm, rc = base["win_read_mass"], base["win_read_count"]
+    if hit_prob < 1.0 and window > 0:
+        # reads of an invalid entry reach its server (a key just written): weighted
+        # by the invalid fraction, mass and count alike, so each record keeps its
+        # own mass (its memtable odds)
+        inv = np.flatnonzero(cached)
+        rw = 1.0 - hf[inv] / hit_prob if hit_prob > 0 else np.zeros(len(inv))
+        am, ac = win_table(mass[inv] * rw, count[inv] * rw, server[inv], n)
+        rm, rc = rm + am, rc + ac
+    return dict(hit_ratio=float(np.sum(mass * hf)), shares=shares_,
+                shares_nocache=base["shares_nocache"],
+                server_hot_fraction=np.minimum(hot_c, 1.0),
+                server_hot_fraction_nocache=base["server_hot_fraction_nocache"],
+                tail_mass=base["tail_mass"], tolerance=base["tolerance"],
+                win_read_mass=rm, win_read_count=rc,
+                win_write_mass=base["win_write_mass"], win_write_count=base["win_write_count"])
 
 RESULT_ARRAYS = ("shares", "shares_nocache", "server_hot_fraction", "server_hot_fraction_nocache",
                   "win_read_mass", "win_read_count", "win_write_mass", "win_write_count")
@@ -129,20 +192,31 @@ RESULT_SCALARS = ("hit_ratio", "tail_mass", "tolerance")
 
 @functools.lru_cache(maxsize=256)
 def summary(source, n: int, partition: str, buckets: int, k: int, hit_prob: float,
-            hot: int) -> dict:
+            hot: int, window: float = 0.0) -> dict:
     """Memory cache in front of the workload store in front of :func:`summarize`."""
-    key = (source, n, partition, buckets, k, hit_prob, hot)
+    key = (source, n, partition, buckets, k, hit_prob, hot) + ((window,) if window > 0 else ())
     cacheable = isinstance(source, (StockSpec, RankSpec))
     z = workload_store.load("workload", key) if cacheable else None
     if z is not None and all(a in z for a in RESULT_ARRAYS + RESULT_SCALARS):
         return {a: (z[a].item() if a in RESULT_SCALARS else z[a])
                 for a in RESULT_ARRAYS + RESULT_SCALARS}
-    res = summarize(blocks(source, n, partition, buckets), n, k, hit_prob, hot)
+    base = _base(source, n, partition, buckets, k, hit_prob, hot)
+    res = apply_window(base, hit_prob, window)
     for a in RESULT_ARRAYS:
         res[a].setflags(write=False)
     if cacheable:
         workload_store.save("workload", key, res)
     return res
+
+
+@functools.lru_cache(maxsize=16)
+def _base(source, n: int, partition: str, buckets: int, k: int, hit_prob: float,
+          hot: int) -> dict:
+    base = summary_base(blocks(source, n, partition, buckets), n, k, hit_prob, hot)
+    for a in ("shares_nocache", "server_hot_fraction_nocache", "win_read_mass",
+              "win_read_count", "win_write_mass", "win_write_count"):
+        base[a].setflags(write=False)
+    return base
 
 
 def to_result(summ: dict, k: int, hot: int, source: str, partition: str,

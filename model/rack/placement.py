@@ -11,8 +11,11 @@ What it means (docs/model.md, docs/workload.md):
 * A request is a write with the workload's update fraction. A write-back
   cache (FarReach) answers reads and writes of cached keys alike, so the
   servers see the same mix; a read-only cache (NetCache) answers only the
-  reads of cached keys, so their writes still reach the servers and the
-  write fraction differs per worker (``write_frac[i]``).
+  reads of cached keys that find their entry valid (a write invalidates it
+  until its server's value update comes back: :mod:`model.workload`), so
+  their writes, and the reads in that window, reach the servers and the
+  write fraction differs per worker (``write_frac[i]``). Values larger than
+  the switch's registers are never cached (``switch.max_value_bytes``).
 * The control plane writes evicted dirty values back to their servers:
   Poisson writes at ``evict_writes_per_s``, spread like the cached keys'
   home servers (``evict_probs``). They are served like client writes but no
@@ -38,9 +41,10 @@ from .param_decl import ParamDecl
 
 SCENARIO_KEYS = (
     "switch.cache", "switch.mode", "switch.cache_keys", "switch.partition", "switch.hash_buckets",
-    "servers.count", "servers.machines",
+    "switch.max_value_bytes", "servers.count", "servers.machines",
     "workload.distribution", "workload.zipf_theta", "workload.records", "workload.read_ratio",
-    "workload.generator", "workload.insertorder", "workload.profile",
+    "workload.generator", "workload.insertorder", "workload.profile", "workload.value_bytes",
+    "clients.threads",
 )
 
 PARAMS = (
@@ -57,9 +61,11 @@ class KeySampler:
     workload: Any
     switch: Any
     servers: int
+    update_window: float = 0.0       # a read-only cache's, in requests (model.workload)
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
-        return workload.sample_classes(self.workload, self.switch, self.servers, n, rng)
+        return workload.sample_classes(self.workload, self.switch, self.servers, n, rng,
+                                       update_window=self.update_window)
 
 
 @dataclass(frozen=True)
@@ -107,14 +113,18 @@ def compile_placement(scenario, pr, wres) -> PlacementSpec:
     machine_of = tuple(int(i // wpm) for i in range(sv.count))
     ev = np.clip(nocache - shares, 0.0, None) if sw.cache else np.zeros(sv.count)
     ev = ev / ev.sum() if ev.sum() > 0 else np.full(sv.count, 1.0 / sv.count)
-    evict = pr["evict_writes_per_s"] / 1e6 if sw.cache and sw.mode == "write-back" else 0.0
+    # write-backs of evicted dirty keys: a write-back cache that holds keys
+    # (none when the values do not fit the switch's registers)
+    evict = (pr["evict_writes_per_s"] / 1e6
+             if sw.cache and sw.mode == "write-back" and wres.cached_keys > 0 else 0.0)
     return PlacementSpec(
         hit_ratio=float(wres.hit_ratio), shares=tuple(map(float, shares)),
         shares_nocache=tuple(map(float, nocache)), normalized_x=float(wres.normalized_x),
         write_frac=tuple(map(float, wf)), read_ratio=float(r),
         cached_keys=int(wres.cached_keys), machine_of=machine_of, machines=max(machine_of) + 1,
         evict_per_us=float(evict), evict_probs=tuple(map(float, ev)),
-        workload_source=str(wres.source), keys=KeySampler(w, sw, int(sv.count)))
+        workload_source=str(wres.source),
+        keys=KeySampler(w, sw, int(sv.count), workload.update_window_requests(scenario)))
 
 
 # Mechanism switch for ``python -m sim explain`` (model/explain.py).

@@ -44,6 +44,7 @@ SCENARIO_CHANGES = {
     "switch.cache_keys": ({}, 100_000),
     "switch.partition": ({}, "range"),
     "switch.hash_buckets": ({}, 1000),
+    "switch.max_value_bytes": ({}, 64),
     "servers.count": ({}, 8),
     "servers.machines": ({}, 4),
     "servers.cores": ({}, 8),
