@@ -337,6 +337,7 @@ def compare_summary(kind: RunKind, rows: list[dict[str, str]], results: dict[int
             cover = f", inside the 90 % interval on {inside} of {n_iv}" if n_iv else ""
             lines.append(f"  {col:<14} {len(errs)} rows: median error "
                          f"{statistics.median(errs):.1f} %{cover}")
+    lines += per_worker_summary(kind, rows, results)
     if not lines:
         return []
     out = [f"measured against predicted (profile '{profile.name}'; err_<column>_pct "
@@ -351,6 +352,44 @@ def compare_summary(kind: RunKind, rows: list[dict[str, str]], results: dict[int
     if len(far) > most:
         out.append(f"WARNING: {len(far) - most} more rows as far off (see the err_ columns)")
     return out
+
+
+def per_worker_summary(kind: RunKind, rows: list[dict[str, str]],
+                       results: dict[int, dict]) -> list[str]:
+    """For the kind's per-worker columns (what RocksDB did, ``|``-separated):
+    how often the prediction is within one of the measured count (or, for
+    seconds, within 25 % where over 1 s), over every worker of every row."""
+    out = []
+    for col in kind.per_worker:
+        hits = total = 0
+        for i, preds in sorted(results.items()):
+            meas, pred = _numbers(rows[i].get(col, "")), preds.get(f"pred_{col}")
+            if meas is None or not isinstance(pred, (list, tuple)) or len(pred) != len(meas):
+                continue
+            for m, p in zip(meas, pred):
+                if col.endswith("_s"):
+                    if m <= 1.0 and p <= 1.0:
+                        continue             # the 25 % check is for stalls over 1 s
+                    ok = abs(p - m) <= 0.25 * max(m, 1e-9)
+                elif col.endswith("_mb"):
+                    ok = abs(p - m) <= 0.25 * max(m, 1.0)
+                else:
+                    ok = abs(p - m) <= 1.0
+                hits += ok
+                total += 1
+        if total:
+            rule = ("within 25 % (where over 1 s)" if col.endswith("_s") else
+                    "within 25 %" if col.endswith("_mb") else "within one")
+            out.append(f"  {col:<14} {total} workers: {rule} on {hits} "
+                       f"({100.0 * hits / total:.0f} %)")
+    return out
+
+
+def _numbers(text: str) -> list[float] | None:
+    try:
+        return [float(x) for x in str(text).split("|")] if str(text).strip() else None
+    except ValueError:
+        return None
 
 
 def _likely_reason(kind: RunKind, profile: Profile) -> str:

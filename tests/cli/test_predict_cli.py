@@ -30,9 +30,13 @@ def test_default_prediction_table_has_units():
     for unit in ("MOPS", " us", " %", "packets per run of 10M queries", "x over NoCache"):
         assert unit in out
     assert "bottleneck" in out
-    # one row per server of the default 16-server rack
-    rows = [l for l in out.splitlines() if l.strip()[:2].strip().isdigit() and len(l.split()) == 6]
-    assert len(rows) == 16
+    # one row per server of the default 16-server rack: its figures, then (right
+    # of |) what RocksDB's LOG would show for it over the run
+    rows = [l for l in out.splitlines() if l.strip()[:2].strip().isdigit() and "|" in l]
+    assert len(rows) == 16 and all(len(l.split()) == 6 + 1 + 6 for l in rows)
+    assert "memtables" in out and "stopped s" in out and "L0 files" in out
+    assert any(l.strip().startswith("run ") and " s for 10M queries" in l
+               for l in out.splitlines())
 
 
 def test_json_contract():
