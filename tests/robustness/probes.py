@@ -101,13 +101,18 @@ FILES: dict[str, Callable[[], str | bytes]] = {
 
 
 class Sandbox:
-    """A folder of valid inputs, re-made for each probe from cached bytes."""
+    """A folder of valid inputs, re-made for each probe from cached bytes:
+    those of ``FILES`` that ``argv`` names (all without it; a prediction's
+    JSON takes a solve to make)."""
 
     _cache: dict[str, bytes] = {}
 
-    def __init__(self) -> None:
+    def __init__(self, argv: Sequence[str] | None = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="kvperf-probe-"))
+        named = " ".join(argv) if argv is not None else None
         for name, make in FILES.items():
+            if named is not None and name not in named:
+                continue
             if name not in Sandbox._cache:
                 data = make()
                 Sandbox._cache[name] = data.encode() if isinstance(data, str) else data
@@ -168,13 +173,14 @@ class Probe:
     command: str                       # "sim", "calibrate", "reports", "reports.systems", "sim.facts"
     argv: tuple[str, ...]
     names: tuple[str, ...]
-    prepare: tuple[tuple[str, bytes], ...] = ()    # (file name, bytes) written into the sandbox
+    prepare: tuple[tuple[str, bytes | Callable[[], bytes]], ...] = ()  # (file name, bytes) written into the sandbox
     expect: int = 2
     says: str = ""                     # a phrase the message must hold
     special: tuple[tuple[str, str, str], ...] = ()  # (name, kind, target): Sandbox.make
     note: str = ""                     # expect 0: a NOTE line on stderr must hold this
     kind: str = "inputs"               # the class of edges the probe belongs to
     creates: tuple[str, ...] = ()      # files a probe that succeeds may create
+    hang: int = 0                      # seconds before it counts as a hang (0: HANG_SECONDS)
 
 
 @dataclass
@@ -219,10 +225,10 @@ def _alarm(signum, frame):
 
 def run(probe: Probe) -> Outcome:
     """Run one probe in a fresh sandbox and judge it."""
-    box = Sandbox()
+    box = Sandbox(probe.argv)
     try:
         for name, data in probe.prepare:
-            (box.dir / name).write_bytes(data)
+            (box.dir / name).write_bytes(data() if callable(data) else data)
         for name, kind, target in probe.special:
             box.make(name, kind, target)
         before = box.snapshot()
@@ -232,14 +238,14 @@ def run(probe: Probe) -> Outcome:
         code: int | None = None
         t0 = time.perf_counter()
         old = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(HANG_SECONDS)
+        signal.alarm(probe.hang or HANG_SECONDS)
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = _main(probe.command)(argv)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except _Hang:
-            problems.append(f"hang: no answer in {HANG_SECONDS} s")
+            problems.append(f"hang: no answer in {probe.hang or HANG_SECONDS} s")
         except BaseException as exc:      # noqa: BLE001 (any escape is a traceback)
             problems.append("traceback: " + "".join(
                 traceback.format_exception_only(type(exc), exc)).strip()[:400])

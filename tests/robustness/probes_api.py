@@ -7,8 +7,9 @@ valid; it must raise :class:`kvperf.InputError` -- not a ``TypeError`` or a
 ``field`` names the parameter (or the key of a mapping), with a message of
 at most 300 characters, before any work (it runs under an alarm) and
 without creating a file. The wrong values of a parameter follow from its
-kind in :data:`runio.arguments.ARGS`, so a function or parameter added
-later is probed the same way (:func:`catalog` reads the signatures).
+kind (:data:`KINDS`: what the parameter takes, as docs/api.md says);
+:func:`catalog` reads the signatures, so a function added later is probed
+the same way, and a parameter without a kind here is an error.
 """
 
 from __future__ import annotations
@@ -44,6 +45,23 @@ WRONG: dict[str, list[tuple[str, Callable[[], Any]]]] = {
     "sequence": [("str", lambda: "abc"), ("int", lambda: 42), ("mapping", lambda: {"a": 1}),
                  ("none", lambda: None)],
 }
+
+#: what each parameter of the API takes (by name; ``source`` by function)
+KINDS = {
+    "scenario": "scenario", "profile": "profile", "changes": "mapping", "seconds": "number",
+    "seed": "integer", "engine": "choice", "intervals": "flag", "progress": "flag",
+    "zip": "flag", "shapley": "flag", "explain": "flag", "baseline": "integer",
+    "generations": "integer", "objective": "choice", "latency_stat": "choice",
+    "max_latency_us": "number", "values": "mapping", "vary": "mapping", "path": "path",
+    "scenarios": "sequence",
+}
+SOURCE = {"load_scenario": "scenario", "load_profile": "profile"}
+#: parameters None may be given for (the default), and those an empty
+#: mapping or list will do for
+OPTIONAL = {"max_latency_us", "changes"}
+EMPTY = {"changes", "scenarios"}
+#: the largest values allowed
+MAXIMUM = {"seed": 2 ** 63 - 1}
 
 #: valid arguments a function needs besides the one probed
 NEEDED: dict[str, dict[str, Callable[[], Any]]] = {
@@ -108,17 +126,15 @@ def _plan_file() -> str:
 
 
 def _kinds_of(fn: Callable) -> dict[str, str]:
-    """Each parameter of an API function and its kind (runio.arguments)."""
-    from runio.arguments import ARGS
-    own = {"load_scenario": {"source": "scenario"}, "load_profile": {"source": "profile"}}
+    """Each parameter of an API function and its kind (:data:`KINDS`)."""
     out = {}
     for name, p in inspect.signature(fn).parameters.items():
         if p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
             continue
-        kind = own.get(fn.__name__, {}).get(name) or (ARGS[name].kind if name in ARGS else None)
+        kind = SOURCE.get(fn.__name__) if name == "source" else KINDS.get(name)
         if kind is None:
             raise AssertionError(f"kvperf.{fn.__name__}({name}=...): no kind in "
-                                 "runio.arguments.ARGS; declare it there")
+                                 "tests/robustness/probes_api.py KINDS; say what it takes")
         out[name] = kind
     return out
 
@@ -131,22 +147,16 @@ def functions() -> dict[str, Callable]:
 
 def catalog() -> list[ApiProbe]:
     """Every function x every parameter x every wrong value of its kind."""
-    from runio.arguments import ARGS
     out = []
     for name, fn in functions().items():
         for param, kind in _kinds_of(fn).items():
-            arg = ARGS.get(param)
             for vid, value in WRONG[kind]:
-                if vid == "none" and arg is not None and arg.optional:
-                    continue
-                if vid == "empty" and kind == "mapping" and arg is not None and arg.empty:
+                if (vid == "none" and param in OPTIONAL) or (vid == "empty" and param in EMPTY):
                     continue
                 out.append(ApiProbe(f"api:{name}:{param}:{vid}", name, param, value, param))
-            if arg is not None and arg.maximum is not None:
-                top = arg.maximum + 1
+            if param in MAXIMUM:
                 out.append(ApiProbe(f"api:{name}:{param}:above-maximum", name, param,
-                                    lambda top=top: int(top) if arg.kind == "integer" else top,
-                                    param))
+                                    lambda top=MAXIMUM[param] + 1: top, param))
     for name, param, vid, value, fld in VALUE_PROBES:
         out.append(ApiProbe(f"api:{name}:{param}:{vid}", name, param, value, fld))
     return out

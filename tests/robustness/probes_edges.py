@@ -228,9 +228,14 @@ def note_probes() -> list[Probe]:
                          note="timer floor", kind="notes"))
     out.append(Probe("note:report-of-a-rotation", "reports",
                      ("build", "--prediction", "{d}/rotation.json", "--out", "{d}/out/r.html"),
-                     (), expect=0, prepare=(("rotation.json", _rotation_json()),),
+                     (), expect=0, prepare=(("rotation.json", _rotation_json),),
                      kind="notes", creates=("out/r.html",)))
-    return out
+    # these run the command to its end: the first solve or simulation in a
+    # process compiles (half a minute, more on a loaded machine)
+    return [replace(p, hang=COMPILING_S) for p in out]
+
+
+COMPILING_S = 600
 
 
 def _rotation_json() -> bytes:
