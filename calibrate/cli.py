@@ -272,7 +272,8 @@ def _fit(args) -> int:
         if sys.argv and sys.argv[0].endswith(("__main__.py", "calibrate")) else None
     wanted: dict[str, Any] = {
         "priors": args.priors, "free": free,
-        "bootstrap": args.bootstrap or None, "n_jobs": args.jobs, "cluster": args.cluster,
+        "bootstrap": args.bootstrap or None, "n_jobs": args.jobs,
+        "cluster": args.cluster if args.bootstrap else None,         # (a NOTE says so)
         "name": args.name or Path(args.out).stem, "command": command, "progress": True,
     }
     accepted = inspect.signature(cls.__init__).parameters

@@ -258,4 +258,3 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  wrote {out}")
 
     return run_command(action)
-

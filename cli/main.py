@@ -116,7 +116,7 @@ def _ignored_options(p: ArgumentParser) -> None:
     p.ignored_unless("--seconds", sim, "only the simulator has simulated time (--engine sim)")
     p.ignored_unless("--seed", sim, "only the simulator draws random numbers (--engine sim)")
     p.ignored_unless("--no-intervals", lambda a: not sim(a), "the simulator gives no interval")
-    p.ignored_unless("--engine", lambda a: not a.runs,
+    p.ignored_unless("--engine", lambda a: not (a.runs and a.engine == "sim"),
                      "--runs predicts every row with the analytic model")
     p.ignored_unless("--jobs", lambda a: bool(a.runs),
                      "worker processes solve the rows of --runs; one rack is solved here")

@@ -30,9 +30,12 @@ def run_command(action: Callable[[], int | None]) -> int:
     :class:`RunFailed` prints its message and gives 1; Ctrl-C
     gives 130, with the command's own account of what it finished when it
     gives one (``runio.progress.Interrupted``: ``PARTIAL: interrupted after X of
-    Y ...``); a closed output pipe (``| head``) ends quietly. The domain is
-    connected to the toolkit's edge first (:func:`runio.install`: workload
-    files read, workload results kept on disk).
+    Y ...``); a closed output pipe (``| head``) ends quietly. The command's
+    NOTE lines not yet printed (:mod:`runio.notes`) come when it ends, and
+    go unprinted when it is refused. The domain is connected to the
+    toolkit's edge first (:func:`runio.install`: workload files read,
+    workload results kept on disk). Signals before and after the action are
+    the command's entry point's (:mod:`runio.launch`).
     """
     from . import install, notes
     install()
@@ -84,6 +87,8 @@ class ArgumentParser(argparse.ArgumentParser):
         self.__dict__.setdefault("_ignored_unless", []).append((option, dest, applies, why))
 
     def error(self, message: str):  # noqa: D401 (argparse's signature)
+        from . import notes
+        notes.discard()                  # a refused command line says only its error
         self.exit(2, one_line(f"error: {self.prog}: {tame(message)} (see {self.prog} --help)")
                   + "\n")
 

@@ -111,8 +111,8 @@ def _on_signal(signum: int, frame) -> None:
     _exit_now(signum)
 
 
-#: where an exception raised by a signal is dropped or changed: the files
-#: (ends of paths) and function names of the frames
+#: where an exception raised by a signal is dropped or changed: parts of the
+#: file names of the frames (besides imports and ``__del__``)
 _UNSAFE_FILES = (
     f"{os.sep}llvmlite{os.sep}",                  # numba compiling or loading: printed, run on
     f"multiprocessing{os.sep}popen_",             # a worker being started: left untracked

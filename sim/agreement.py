@@ -356,4 +356,3 @@ def main(argv=None) -> int:
         return 0 if passed(counts, args.n) else 1
 
     return run_command(action)
-

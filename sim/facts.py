@@ -290,4 +290,3 @@ def _print_tuning_rows(pf, s, e):
 
 
 PRINTERS = {name: globals()[f"_print_{name}"] for name, _ in STEPS}
-

@@ -193,4 +193,3 @@ def main(argv=None) -> int:
         return 0
 
     return run_command(action)
-

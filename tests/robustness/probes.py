@@ -19,9 +19,11 @@ as a hang instead of stopping the suite. :func:`catalog` lists the fixed
 probes CI replays; :func:`value_probe` builds one from drawn values, which
 the Hypothesis test uses over the whole value space.
 
-``python -m tests.robustness.probes [--only SUBSTRING]`` runs the catalog and
-prints the counts (probes, tracebacks, hangs, wrong exit codes, long or
-unlocated messages, changed or created files).
+``python -m tests.robustness.probes [--only SUBSTRING] [--class CLASS]`` runs
+the catalog -- this module's bad inputs (class ``inputs``) and issue 55's
+classes (``outputs``, ``extensions-order``, ``notes``: :mod:`.probes_edges`;
+``api``: :mod:`.probes_api`; ``signals``: :mod:`.probes_signals`) -- and
+prints the counts per class, each failing probe with its problems.
 """
 
 from __future__ import annotations

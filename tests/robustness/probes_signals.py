@@ -7,9 +7,10 @@ machine --, then sends a signal after a further delay, and judges:
 
 * the exit code: 130 for SIGINT, 143 for SIGTERM (a SIGKILL kills the
   command by the signal); no traceback, no "Exception ignored" on stderr;
-* no process left: every worker the command had when the signal was sent
-  has ended a few seconds after it, and the command's stdout reaches its
-  end (a worker holding the caller's pipe would hang a script);
+* no process left: a few seconds after the command's exit no process it
+  started (forked, spawned, at any depth: each carries the probe's mark in
+  its environment) is running, and the command's stdout reaches its end (a
+  worker holding the caller's pipe would hang a script);
 * a partial output holds a ``partial`` column on every row, or is not there;
   no temporary file is left beside it.
 
@@ -101,6 +102,24 @@ def handles_sigterm(pid: int) -> bool | None:
     return False
 
 
+MARK = "KVPERF_SIGNAL_PROBE"
+
+
+def marked(mark: str) -> list[int]:
+    """The running processes whose environment holds ``MARK=mark``."""
+    needle = f"{MARK}={mark}".encode() + b"\0"
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != os.getpid():
+            try:
+                with open(f"/proc/{name}/environ", "rb") as fh:
+                    if needle in fh.read() and alive(int(name)):
+                        out.append(int(name))
+            except OSError:
+                continue
+    return out
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as fh:
@@ -130,7 +149,7 @@ def _wait_for(proc: subprocess.Popen, probe: SignalProbe, err_path: Path) -> boo
 
 def run(probe: SignalProbe) -> SignalOutcome:
     d = Path(tempfile.mkdtemp(prefix="kvperf-signal-probe-"))
-    proc = None
+    proc = reader = None
     try:
         prepare(d)
         argv = [a.replace("{d}", str(d)) for a in probe.argv]
@@ -138,7 +157,8 @@ def run(probe: SignalProbe) -> SignalOutcome:
         with open(err_path, "wb") as err:
             t0 = time.monotonic()
             proc = subprocess.Popen([sys.executable, *argv], cwd=ROOT, stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.PIPE, stderr=err)
+                                    stdout=subprocess.PIPE, stderr=err,
+                                    env=dict(os.environ, **{MARK: d.name}))
         out_closed = threading.Event()
         reader = threading.Thread(target=lambda: (proc.stdout.read(), out_closed.set()),
                                   daemon=True)
@@ -148,14 +168,15 @@ def run(probe: SignalProbe) -> SignalOutcome:
         except TimeoutError as exc:
             proc.kill()
             proc.wait()
+            _end(marked(d.name))
             return SignalOutcome(probe, None, err_path.read_text(errors="replace"),
                                  time.monotonic() - t0, [str(exc)])
         waited = time.monotonic() - t0
         if there and probe.delay:
             time.sleep(probe.delay)
-        workers = children_of(proc.pid)
         if not there or proc.poll() is not None:
             proc.wait()
+            _end(marked(d.name))
             return SignalOutcome(probe, proc.returncode, err_path.read_text(errors="replace"),
                                  waited, [], finished_first=True)
         proc.send_signal(probe.signum)
@@ -167,19 +188,21 @@ def run(probe: SignalProbe) -> SignalOutcome:
             proc.kill()
             proc.wait()
         stderr = err_path.read_text(errors="replace")
-        problems += judge(probe, proc.returncode, stderr, workers, out_closed, d)
+        problems += judge(probe, proc.returncode, stderr, out_closed, d)
         return SignalOutcome(probe, proc.returncode, stderr, waited, problems)
     finally:
         if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait()
-        if proc is not None and proc.stdout is not None:
+        # (a process left holding the pipe keeps the reader in read(): closing
+        # the file under it would wait for it)
+        if proc is not None and proc.stdout is not None and not (reader and reader.is_alive()):
             proc.stdout.close()
         shutil.rmtree(d, ignore_errors=True)
 
 
-def judge(probe: SignalProbe, code: int | None, stderr: str, workers: list[int],
-          out_closed: threading.Event, d: Path) -> list[str]:
+def judge(probe: SignalProbe, code: int | None, stderr: str, out_closed: threading.Event,
+          d: Path) -> list[str]:
     problems = []
     if code != expected_code(probe.signum):
         problems.append(f"exit code {code}, expected {expected_code(probe.signum)}")
@@ -187,21 +210,25 @@ def judge(probe: SignalProbe, code: int | None, stderr: str, workers: list[int],
         if word in stderr:
             problems.append(f"{word.lower()} on stderr: {stderr[-400:]!r}")
     deadline = time.monotonic() + GONE_SECONDS
-    while time.monotonic() < deadline and any(alive(w) for w in workers):
+    while time.monotonic() < deadline and marked(d.name):
         time.sleep(0.05)
-    left = [w for w in workers if alive(w)]
+    left = marked(d.name)
     if left:
         problems.append(f"workers left behind: {left}")
-        for w in left:
-            try:
-                os.kill(w, signal.SIGKILL)
-            except OSError:
-                pass
+        _end(left)
     if not out_closed.wait(GONE_SECONDS):
         problems.append("stdout still open: a process holds the caller's pipe")
     if probe.output:
         problems += _partial_problems(Path(probe.output.replace("{d}", str(d))))
     return problems
+
+
+def _end(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def _partial_problems(path: Path) -> list[str]:
