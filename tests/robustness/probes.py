@@ -688,6 +688,8 @@ def main(argv: list[str] | None = None) -> int:
         counts[p.kind][0] += 1
         if getattr(o, "finished_first", False):
             counts[p.kind][2] += 1
+            print(f"NOT REACHED {p.id}: the command ended (exit {o.code}) before the signal",
+                  flush=True)
         elif o.problems:
             counts[p.kind][1] += 1
             text = getattr(o, "stderr", None) or getattr(o, "error", "")
