@@ -35,6 +35,7 @@ before any work by the same argument layer as the command line's options
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Sequence
 
 from model.errors import InputError
@@ -70,7 +71,7 @@ def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,
         sc = source
     elif isinstance(source, Mapping):
         sc = Scenario.from_mapping(source, source="<mapping>")
-    elif isinstance(source, str):
+    elif isinstance(source, (str, os.PathLike)):
         sc = _files.load_scenario(source)
     else:
         raise InputError(f"expected a Scenario, a TOML path or a mapping, got "

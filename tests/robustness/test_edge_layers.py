@@ -102,3 +102,12 @@ def test_a_worker_pool_ends_its_workers_when_left_by_an_exception():
             raise KeyboardInterrupt
     assert procs and not any(p.is_alive() for p in procs)
     assert all(f.cancelled() or f.done() for f in futures)
+
+
+def test_the_api_takes_paths_as_well_as_names():
+    from pathlib import Path
+
+    import kvperf
+    root = Path(__file__).resolve().parents[2]
+    assert kvperf.load_scenario(root / "examples" / "rack.toml").servers.count > 0
+    assert kvperf.load_profile(root / "model" / "profiles" / "tofino-testbed.toml").params
