@@ -118,11 +118,10 @@ def _series(values):
 
 
 def _plan_file() -> str:
-    path = os.path.join(tempfile.gettempdir(), "kvperf-api-probe-plan.csv")
-    if not os.path.exists(path):
-        with open(path, "w") as fh:
-            fh.write("servers\n8\n16\n")
-    return path
+    """A what-if plan in the probe's folder (made before the call)."""
+    with open("plan.csv", "w") as fh:
+        fh.write("servers\n8\n16\n")
+    return os.path.abspath("plan.csv")
 
 
 def _kinds_of(fn: Callable) -> dict[str, str]:
@@ -174,14 +173,15 @@ def run(probe: ApiProbe) -> ApiOutcome:
     """Call the function in a fresh folder and judge the refusal."""
     from model.errors import InputError
     fn = functions()[probe.function]
-    kwargs = {k: v() for k, v in NEEDED.get(probe.function, {}).items()
-              if k != probe.parameter}
-    kwargs[probe.parameter] = probe.value()
     problems: list[str] = []
     error = ""
     cwd = os.getcwd()
     with tempfile.TemporaryDirectory(prefix="kvperf-api-probe-") as d:
         os.chdir(d)
+        kwargs = {k: v() for k, v in NEEDED.get(probe.function, {}).items()
+                  if k != probe.parameter}
+        kwargs[probe.parameter] = probe.value()
+        there = set(os.listdir(d))
         old = signal.signal(signal.SIGALRM, _alarm)
         signal.alarm(HANG_SECONDS)
         t0 = time.perf_counter()
@@ -203,7 +203,7 @@ def run(probe: ApiProbe) -> ApiOutcome:
             signal.alarm(0)
             signal.signal(signal.SIGALRM, old)
             seconds = time.perf_counter() - t0
-            created = os.listdir(d)
+            created = sorted(set(os.listdir(d)) - there)
             os.chdir(cwd)
         if created:
             problems.append(f"created: {created}")
