@@ -34,4 +34,10 @@ def _version() -> str:
         return "0.1.0"
 
 
-__version__ = _version()
+def __getattr__(name: str) -> str:
+    # read on first use: ``python -m calibrate`` imports this package before
+    # its entry point can handle Ctrl-C (runio.launch), and the package
+    # metadata takes a twentieth of a second to read
+    if name == "__version__":
+        return _version()
+    raise AttributeError(f"module 'calibrate' has no attribute {name!r}")

@@ -1,7 +1,6 @@
-"""Entry point: ``python -m calibrate``."""
+"""Entry point: ``python -m calibrate`` (:mod:`calibrate.cli`), started by
+:func:`runio.launch.launch` (signals handled before the heavy imports)."""
 
-import sys
+from runio.launch import launch
 
-from .cli import main
-
-sys.exit(main())
+launch("calibrate.cli:main")

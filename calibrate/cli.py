@@ -33,6 +33,7 @@ from runio.exits import ArgumentParser, at_least, run_command
 from model.errors import InputError
 from runio.safe_io import output_path
 from runio.inputs import load_profile, save_profile
+from runio.notes import note
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -89,6 +90,8 @@ def _add_fit_parser(sub) -> None:
                    help="processes for model evaluations and bootstrap refits")
     f.add_argument("--cluster", metavar="ADDRESS", help="Dask scheduler for bootstrap refits")
     f.add_argument("--name", help="profile name (default: the output file's stem)")
+    f.ignored_unless("--cluster", lambda a: bool(a.bootstrap),
+                     "the cluster runs bootstrap refits (--bootstrap B)")
 
 
 def _add_validate_parser(sub) -> None:
@@ -120,6 +123,11 @@ def _add_validate_parser(sub) -> None:
                         "out: extrapolation), column:NAME (leave one value out at a time)")
     v.add_argument("--priors", metavar="PRIORS.toml", help="with --cv: starting values for refits")
     add_flag(v)
+    v.ignored_unless("--priors", lambda a: bool(a.cv), "it gives the refits of --cv their "
+                     "starting values")
+    for option in ("--aggregate", "--max-interference", "--cluster", "--jobs"):
+        v.ignored_unless(option, lambda a: not a.cv, "--cv refits and predicts each fold in "
+                         "this process, run by run")
 
 
 def _add_ingest_parser(sub) -> None:
@@ -143,6 +151,10 @@ def _add_ingest_parser(sub) -> None:
     g.add_argument("--wait-stat", default="avg", help="avg, min, max or per-server")
     g.add_argument("--out", metavar="RUNS.csv", required=True,
                    help="runs CSV to append to (created if missing; never cut or rewritten)")
+    g.ignored_unless("--one-run", lambda a: a.format == "ycsb", "it combines YCSB clients' "
+                     "files (--format ycsb)")
+    g.ignored_unless("--wait-stat", lambda a: a.format == "farreach", "it reads FarReach's "
+                     "server log (--format farreach)")
 
 
 def _add_knobs_parser(sub) -> None:
@@ -178,6 +190,10 @@ def _add_knobs_parser(sub) -> None:
                    help="processes: simulator runs (default: one per core) and each --holdout "
                         "refit's model evaluations (default: the fitter's)")
     add_flag(k)
+    for option in ("--seconds", "--seed"):
+        k.ignored_unless(option, lambda a: a.engine != "analytic",
+                         "only the simulator has simulated time and random numbers "
+                         "(--engine sim or both)")
 
 
 def _add_public_parser(sub) -> None:
@@ -226,6 +242,7 @@ def _kinds(args) -> int:
 def _run(args) -> int:
     from .local_runner import NativeUnavailable, native_run, pending_points, require_native, run_plan
     from .plan import expand_all, load_plan
+    output_path(args.out, "--out", args.plan or [], types=(".csv",))
     plans = [load_plan(p) for p in (args.plan or [None])]
     points = expand_all(plans)
     todo = pending_points(points, args.out)
@@ -271,19 +288,20 @@ def _fit(args) -> int:
     from .fitters import fitter_spec
     from .runs_io import load_runs
     from runio.row_prediction import row_racks
-    output_path(args.out, "--out", [*args.runs, args.priors])
+    output_path(args.out, "--out", [*args.runs, args.priors], types=(".toml",))
     kind, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
     # every input is read and checked before the fit says it starts: each
     # row's racks (its values in range) and the priors file
     row_racks(kind, rows)
-    if args.priors is not None:
-        load_profile(args.priors)
+    priors = load_profile(args.priors) if args.priors is not None else None
+    free = _free_params(args.free, kind, priors)
     cls, fixed = fitter_spec(kind.name)
     command = "python -m calibrate " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
         if sys.argv and sys.argv[0].endswith(("__main__.py", "calibrate")) else None
     wanted: dict[str, Any] = {
-        "priors": args.priors, "free": args.free.split(",") if args.free else None,
-        "bootstrap": args.bootstrap or None, "n_jobs": args.jobs, "cluster": args.cluster,
+        "priors": args.priors, "free": free,
+        "bootstrap": args.bootstrap or None, "n_jobs": args.jobs,
+        "cluster": args.cluster if args.bootstrap else None,         # (a NOTE says so)
         "name": args.name or Path(args.out).stem, "command": command, "progress": True,
     }
     accepted = inspect.signature(cls.__init__).parameters
@@ -291,7 +309,7 @@ def _fit(args) -> int:
     dropped = [k for k, v in wanted.items() if v is not None and k not in accepted
                and k not in ("name", "command", "progress")]
     if dropped:
-        print(f"note: {cls.__name__} does not take {', '.join(dropped)}; ignored", file=sys.stderr)
+        note(f"{cls.__name__} does not take {', '.join(dropped)}; ignored")
     print(f"fitting {len(rows)} {kind.name} rows with {cls.__module__}.{cls.__name__}",
           file=sys.stderr)
     fitter = cls(**kwargs).fit(rows)
@@ -302,6 +320,29 @@ def _fit(args) -> int:
     print(format_fit(fitter, profile))
     print(f"profile written to {args.out}", file=sys.stderr)
     return 0
+
+
+def _free_params(text: str | None, kind, priors) -> list[str] | None:
+    """``--free P1,P2``, each a parameter some profile of the kind can have,
+    checked before the fit starts (the fitter checks them against its own
+    priors, once fitting)."""
+    if text is None:
+        return None
+    import difflib
+
+    from model.rack.params import all_params
+    names = [p.strip() for p in text.split(",")]
+    known = set(all_params()) | set(load_profile(kind.profile).params)
+    if priors is not None:
+        known |= set(priors.params)
+    for name in names:
+        if name not in known:
+            close = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+            raise InputError(f"no profile parameter {name!r}"
+                             + (f"; did you mean {' or '.join(close)}?" if close else
+                                " (the parameters are in the profile's [params])"),
+                             field="--free")
+    return names
 
 
 def _where(items: list[str]) -> dict[str, str]:
@@ -341,9 +382,9 @@ def _validate(args) -> int:
 
     from .runs_io import write_rows
     from .validate import format_report, gate, report_rows, validate
-    for opt in ("out", "html"):
+    for opt, types in (("out", (".csv",)), ("html", (".html", ".htm"))):
         if getattr(args, opt):
-            output_path(getattr(args, opt), f"--{opt}", args.runs)
+            output_path(getattr(args, opt), f"--{opt}", args.runs, types=types)
     profile = load_profile(args.profile)
     if args.html:
         try:
@@ -381,23 +422,30 @@ def _validate(args) -> int:
 def _validate_cv(args) -> int:
     """``validate --cv GROUP``: out-of-sample errors per kind and column (calibrate.cv)."""
     from .cv import cross_validate, format_cv, held_rows
-    from .runs_io import load_runs, write_rows
+    from .runs_io import format_cell, load_runs
     from runio.progress import Interrupted, wanted
+    from runio.safe_io import write_rows_csv
     if args.html:   # the validation report shows one profile's in-sample fit, not refits
         raise InputError("--html is not available with --cv (each fold has its own refit); "
                          "use --out HELD.csv for the held-out cells", field="--html")
     if args.out:     # refused before the refits, not after them
-        output_path(args.out, "--out", args.runs)
+        output_path(args.out, "--out", args.runs, types=(".csv",))
     _, rows = load_runs(args.runs, args.kind, where=_where(args.where), same_fitter=True)
     res = cross_validate(rows, args.cv, fitter_kwargs={"priors": args.priors or args.profile},
                          progress=wanted(args.progress))
     print(format_cv(res, per_row=not args.summary_only))
+    kept = False
     if args.out:
         header, table = held_rows(res)
-        write_rows(args.out, header, table)
-        print(f"{len(table)} held-out cells written to {args.out}", file=sys.stderr)
+        # interrupted: every row marked partial, or no file without a row
+        kept = write_rows_csv(args.out, table, format_cell, header, partial=res.partial)
+        if kept:
+            print(f"{len(table)} held-out cells written to {args.out}", file=sys.stderr)
     if res.partial:
-        raise Interrupted(len(res.folds), res.folds_planned, "refits")
+        raise Interrupted(len(res.folds), res.folds_planned, "refits",
+                          f"the held-out cells so far are in {args.out} (column partial)"
+                          if kept else (f"{args.out} was not written (no refit finished)"
+                                        if args.out else ""))
     if args.max_error is not None:
         bad = [f"out-of-sample median error of {k}.{c} is {s.median_ape:.1f}% > "
                f"{args.max_error:g}% (over {s.n} cells)"
@@ -442,7 +490,8 @@ def _ingest(args) -> int:
                          field=args.files[0])
     if not (args.stats or args.server_log or args.client_log):
         raise InputError("give at least one of --stats, --server-log, --client-log", field="--stats")
-    output_path(args.out, "--out", [*(args.stats or []), args.server_log, args.client_log])
+    output_path(args.out, "--out", [*(args.stats or []), args.server_log, args.client_log],
+                types=(".csv",))
     config = _set_columns(args.sets)
     row = ingest(config, stats=args.stats, server_log=args.server_log,
                  client_log=args.client_log, wait_stat=args.wait_stat)
@@ -465,7 +514,7 @@ def _ingest_bench(args) -> int:
     if other:
         raise InputError(f"{other[0]} is FarReach output; with --format {args.format} give "
                          "the files as arguments", field=other[0])
-    output_path(args.out, "--out", args.files)
+    output_path(args.out, "--out", args.files, types=(".csv",))
     spec, rows = ingest_files(args.format, args.files, _set_columns(args.sets),
                               one_run=args.one_run)
     with RunsWriter(args.out, spec.columns) as w:

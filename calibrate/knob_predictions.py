@@ -29,21 +29,12 @@ def predict_analytic(scenarios: Sequence[Any], profile: Any,
     return [solved[s] for s in scenarios]
 
 
-def _quiet_worker() -> None:
-    # Ctrl-C goes to the whole process group: the parent keeps what is done and
-    # stops the workers, which must not print tracebacks of their own
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from model.solvers._jit import one_thread
-    one_thread()                         # the processes share the cores already
-
-
 def simulate_rack(task: tuple) -> tuple[int, float | None, bool]:
     """(task number, simulated throughput in MOPS, interrupted) of one rack."""
     from model.rack import compile_rack
     from sim.run import FastSimulator, interrupted_after
     n, scenario, profile, seconds, seed = task
-    pred = FastSimulator(seconds, seed).solve(compile_rack(scenario, profile))
+    pred = FastSimulator(seconds, seed, partial=True).solve(compile_rack(scenario, profile))
     if interrupted_after(pred) is not None:
         return n, None, True
     return n, float(pred.throughput_mops), False
@@ -57,16 +48,12 @@ def _pool_map(fn: Callable[[tuple], tuple], tasks: Sequence[tuple], jobs: int) -
         for t in tasks:
             yield fn(t)
         return
-    import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
     from runio.exits import RunFailed
-    methods = mp.get_all_start_methods()
-    ctx = mp.get_context("fork" if "fork" in methods else methods[0])
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=ctx,
-                               initializer=_quiet_worker)
-    try:
+    from runio.workers import solver_worker, worker_pool
+    with worker_pool(min(jobs, len(tasks)), initializer=solver_worker) as pool:
         pending = {pool.submit(fn, t) for t in tasks}
         while pending:
             done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
@@ -77,11 +64,6 @@ def _pool_map(fn: Callable[[tuple], tuple], tasks: Sequence[tuple], jobs: int) -
                     raise RunFailed(f"a worker process of --jobs {jobs} ended abruptly "
                                     "(killed, or out of memory?); run again with --jobs 1"
                                     ) from None
-    finally:
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            if proc.is_alive():
-                proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def predict_sim(items: Sequence[tuple[Any, Any]], seconds: float, seed: int, jobs: int = 1,

@@ -81,7 +81,7 @@ def parse_min_effect(text: Any) -> float:
 
 def check_args(args) -> None:
     """Every flag and output path, checked before any work."""
-    from runio.safe_io import output_path, output_type, same_file
+    from runio.safe_io import output_path, same_file
     args.min_effect = parse_min_effect(args.min_effect)
     if not (isinstance(args.seconds, (int, float)) and math.isfinite(args.seconds)
             and 0 < args.seconds <= 1e5):
@@ -96,11 +96,9 @@ def check_args(args) -> None:
     if args.profile and Path(args.profile).suffix.lower() == ".toml":
         inputs.append(args.profile)
     if args.out:
-        output_type(args.out, (".csv",), "--out")
-        output_path(args.out, "--out", inputs)
+        output_path(args.out, "--out", inputs, types=(".csv",))
     if args.html:
-        output_type(args.html, (".html", ".htm"), "--html")
-        output_path(args.html, "--html", inputs)
+        output_path(args.html, "--html", inputs, types=(".html", ".htm"))
     if args.out and args.html and (Path(args.out) == Path(args.html) or (
             Path(args.out).exists() and same_file(args.out, args.html))):
         raise InputError("--out and --html name the same file", source=args.out, field="--html")

@@ -1,8 +1,8 @@
 """Parallel maps for sweeps and fits: a local process pool, or a Dask cluster.
 
 :func:`pmap` applies a picklable function to a list of items and returns the
-results in input order. By default it uses a
-:class:`concurrent.futures.ProcessPoolExecutor` on this machine; with
+results in input order. By default it uses a process pool on this machine
+(:func:`runio.workers.worker_pool`: its workers end with the call); with
 ``cluster`` (a scheduler address such as ``tcp://10.0.0.5:8786``, a
 ``dask.distributed.Client`` or a ``LocalCluster``) the same call runs on a
 Dask cluster, so a user with many machines scales out without code changes.
@@ -16,10 +16,10 @@ contention instead of the configuration.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Callable, Sequence
 
 from model.errors import InputError
+from runio.workers import worker_pool
 
 
 def dask_client(cluster: Any) -> tuple[Any, bool]:
@@ -82,7 +82,7 @@ def pmap(fn: Callable[[Any], Any], items: Sequence[Any], *, cluster: Any = None,
             it = tqdm(items, desc=desc, unit="task")
         return [fn(x) for x in it]
     chunk = max(1, len(items) // (jobs * 4))
-    with ProcessPoolExecutor(max_workers=min(jobs, len(items))) as pool:
+    with worker_pool(min(jobs, len(items))) as pool:
         results = pool.map(fn, items, chunksize=chunk)
         if progress:
             from tqdm import tqdm

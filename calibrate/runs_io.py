@@ -37,7 +37,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from model.errors import InputError
 from runio.kinds import KINDS, RunKind, detect
 from model.rows import parse_number
-from runio.safe_io import atomic_write, decode, unterminated_tail
+from runio.safe_io import atomic_write, decode, refuse_special, unterminated_tail
 from runio.batch import read_runs
 
 HASH_COLUMN = "config_hash"
@@ -180,9 +180,7 @@ class RunsWriter:
         #: ``optional`` columns an existing file may lack (added to the kind
         #: after it was written): its new rows go without them, listed here
         self.dropped: list[str] = []
-        if self.path.is_dir():
-            raise InputError("this is a folder; give a CSV file to append to",
-                             source=str(self.path), field="--out")
+        refuse_special(self.path, "--out")        # a folder, link, device or pipe
         if self.path.exists() and self.path.stat().st_size > 0:
             # Everything is checked before a byte is written: a refused file stays as
             # it was. Reading it refuses a torn last row (too few fields, an open quote).
@@ -214,9 +212,13 @@ class RunsWriter:
     def _write_line(self, values: Sequence[str]) -> None:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerow(values)
-        self._fh.write(buf.getvalue())
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
+        try:
+            self._fh.write(buf.getvalue())
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        except OSError as exc:          # a full disk: the rows before stay as they were
+            raise InputError(f"could not append ({exc.strerror or exc}); the rows written "
+                             "before are kept", source=str(self.path), field="--out") from None
 
     def append(self, row: Mapping[str, Any]) -> None:
         unknown = [k for k in row if k not in self.header and not k.startswith("__")

@@ -24,9 +24,12 @@ Regenerate every embedded profile (re-runnable, deterministic)::
 
 from __future__ import annotations
 
+if __name__ == "__main__":   # the command: signals handled before the imports below
+    from runio.launch import launch
+    launch("calibrate.systems_fit:main")
+
 import math
 import statistics
-import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -233,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             raise InputError("not a folder of reference CSVs", source=args.data, field="--data")
         if not args.print:       # every profile's path checked before the first fit
             for name in names:
-                output_path(Path(args.out_dir) / f"{name}.toml", "--out-dir")
+                output_path(Path(args.out_dir) / f"{name}.toml", "--out-dir", types=None)
         for name in names:
             if name not in _systems():
                 raise InputError(f"unknown system {name!r}; known: {', '.join(sorted(_systems()))}",
@@ -255,7 +258,3 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  wrote {out}")
 
     return run_command(action)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

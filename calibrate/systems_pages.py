@@ -32,7 +32,7 @@ from reports.system_curves import finite_number
 from reports.system_page import render_system_page, system_by_name
 from runio.exits import ArgumentParser, run_command
 from runio.inputs import load_profile
-from runio.safe_io import output_path
+from runio.safe_io import output_folder, output_path
 
 from .cv import cross_validate, curve_spec
 from .systems_fit import DATA, SystemFitter, load_rows
@@ -78,31 +78,37 @@ def measured_and_predicted(sysm: System, prof: Profile, data_dir: str | None
 
 # ---- cross-validation: held-out points against the refitted curve ----------------------
 
+def cv_grouping(sysm: System, grouping: str, data_dir: str | None = None
+                ) -> tuple[list[dict[str, Any]], str]:
+    """The system's calibration rows and the grouping its page cross-validates
+    by: ``grouping``, checked against the rows (an unknown grouping or column
+    is refused), or ``first:1`` where the curves are too short for
+    ``first:K`` (Morphling C has two points on its longest curve)."""
+    from .cv import make_folds
+    rows = load_rows(sysm.name, data_dir or DATA)
+    try:
+        make_folds(rows, grouping)
+    except InputError as exc:
+        name, _, k = grouping.partition(":")
+        if name != "first" or k == "1" or "holds out no row" not in str(exc):
+            raise
+        grouping = "first:1"
+    return rows, grouping
+
+
 def cv_rows(sysm: System, grouping: str = DEFAULT_CV, data_dir: str | None = None
             ) -> tuple[list[dict[str, Any]], Any]:
     """Every measured cell of the system predicted by the profile refitted on a
     grouping's training rows (with its interval), marked ``held_out`` when the
     fit did not see it; and the :class:`calibrate.cv.CVResult`."""
-    rows = load_rows(sysm.name, data_dir or DATA)
-
-    def refit(by: str):
-        res = cross_validate(rows, by, fitter=SystemFitter, fitter_kwargs={"system": sysm.name})
-        if res.partial:
-            # cross_validate returns the folds finished when Ctrl-C stops it
-            # (for its own command's partial output); a page of some folds
-            # (or none: an IndexError below) is no report: stop as asked
-            raise KeyboardInterrupt
-        return res
-
-    try:
-        res = refit(grouping)
-    except InputError as exc:
-        # curves too short for first:K (Morphling C has two points on its
-        # longest curve): hold out fewer points of each
-        name, _, k = grouping.partition(":")
-        if name != "first" or k == "1" or "holds out no row" not in str(exc):
-            raise
-        res = refit("first:1")
+    rows, grouping = cv_grouping(sysm, grouping, data_dir)
+    res = cross_validate(rows, grouping, fitter=SystemFitter,
+                         fitter_kwargs={"system": sysm.name})
+    if res.partial:
+        # cross_validate returns the folds finished when Ctrl-C stops it
+        # (for its own command's partial output); a page of some folds
+        # (or none: an IndexError below) is no report: stop as asked
+        raise KeyboardInterrupt
     test = {i for f in res.folds for i in f.test}
     prof = res.profiles[0]
     kinds = {k.name: k for k in sysm.kinds}
@@ -171,26 +177,28 @@ def main(argv: list[str] | None = None) -> int:
     def action() -> None:
         prof = load_profile(args.profile) if args.profile is not None else None
         names = args.system or sorted(SYSTEMS)
+        # every input and output before any work or progress: the grouping
+        # against each system's rows, the folder (made, if its parent exists,
+        # only once all is checked) and each page's path
+        cv = None if args.cv == "none" else args.cv
         for name in names:
-            system_by_name(name)
-        # every input and output before any work: the folder is made if its
-        # parent exists (as mkdir would), and each page's path must be writable
-        out_dir = Path(args.out)
-        if out_dir.exists() and not out_dir.is_dir():
-            raise InputError("this is a file; --out takes a folder", source=args.out,
-                             field="--out")
-        if not out_dir.exists():
-            output_path(out_dir, "--out")
-            out_dir.mkdir()
-        for name in names:
-            output_path(out_dir / f"{name}.html", "--out")
+            try:
+                sysm = system_by_name(name)
+            except InputError as exc:
+                raise InputError(exc.detail, field="--system") from None
+            if cv and sysm.kinds:
+                cv_grouping(sysm, cv)
+        out_dir = output_folder(args.out, "--out")
+        if out_dir.exists():
+            for name in names:
+                output_path(out_dir / f"{name}.html", "--out", types=None)
+        out_dir.mkdir(exist_ok=True)
         for i, name in enumerate(names, 1):
             # each page refits the system once per cross-validation fold: 5-20 s
             print(f"[{i}/{len(names)}] {name}: predicting every row and cross-validating "
                   f"({args.cv if args.cv != 'none' else 'no cv'}) ...", file=sys.stderr, flush=True)
             t0 = time.perf_counter()
-            out = write_system_report(name, Path(args.out) / f"{name}.html", prof,
-                                      cv=None if args.cv == "none" else args.cv)
+            out = write_system_report(name, out_dir / f"{name}.html", prof, cv=cv)
             print(f"[{i}/{len(names)}] wrote {out} in {time.perf_counter() - t0:.0f} s",
                   file=sys.stderr, flush=True)
 

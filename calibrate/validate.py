@@ -182,7 +182,12 @@ def validate(profile: Profile, runs: str | Sequence[str], *, kind: str | None = 
     if k.rack is not None:
         # Rack kinds are solved as one batch (shared racks once), which beats
         # spreading single solves over processes.
+        from runio.notes import note
         from runio.row_prediction import predict_kind_rows
+        for option, given in (("--jobs", n_jobs not in (None, 1)), ("--cluster", cluster)):
+            if given:
+                note(f"{option} is ignored: {k.name} rows are solved as one batch in this "
+                     "process")
         preds = predict_kind_rows(k, rows, profile,
                                   progress=_progress_line("predicting") if progress else None)
     else:

@@ -19,16 +19,17 @@ import os
 import sys
 from typing import Any, Sequence
 
-from runio.exits import ArgumentParser, at_least, run_command
+from runio.exits import ArgumentParser, arg, at_least, run_command
 from model.errors import InputError
 from model.json_values import finite_or_none
-from runio.safe_io import output_path, output_type
+from runio.safe_io import output_path
 from model.prediction import Prediction
 from model.profile import Profile
 from model.scenario import Scenario
 
 from runio.progress import Interrupted, add_flag, partial_text, wanted
 from runio.inputs import load_profile, load_scenario
+from runio.notes import note, scenario_notes
 
 DEFAULT_PROFILE = "tofino-testbed"
 
@@ -75,8 +76,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("analytic", "sim"), default="analytic")
     p.add_argument("--runs", metavar="RUNS.csv", help="batch: predict every row of a runs CSV")
     p.add_argument("--out", metavar="OUT.csv", help="batch output CSV (with --runs)")
-    p.add_argument("--seconds", type=at_least(0, exclusive=True), default=10.0, help="simulated seconds (--engine sim)")
-    p.add_argument("--seed", type=at_least(0, int), default=1, help="random seed (--engine sim)")
+    p.add_argument("--seconds", type=arg("seconds"), default=10.0, help="simulated seconds (--engine sim)")
+    p.add_argument("--seed", type=arg("seed"), default=1, help="random seed (--engine sim)")
     p.add_argument("--no-intervals", dest="intervals", action="store_false",
                    help="skip the 90 %% prediction intervals (with --runs the "
                         "pred_<column>_lo/_hi columns): about 9x less solving")
@@ -88,10 +89,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                         "FarReach's server rotation (its static-pattern experiments: the "
                         "bottleneck partition beside each other in turn, aggregated as its "
                         "statistics script does; docs/model.md)")
+    _ignored_options(p)
     s = sub.add_parser("simulate", help="discrete-event simulation with a per-second timeline")
     _common(s)
-    s.add_argument("--seconds", type=at_least(0, exclusive=True), default=10.0, help="simulated seconds")
-    s.add_argument("--seed", type=at_least(0, int), default=1)
+    s.add_argument("--seconds", type=arg("seconds"), default=10.0, help="simulated seconds")
+    s.add_argument("--seed", type=arg("seed"), default=1)
     s.add_argument("--timeline", metavar="OUT.csv", help="write the per-second timeline")
     s.add_argument("--sim-engine", choices=("fast", "simpy"), default="fast",
                    help="compiled engine (default) or the SimPy reference engine")
@@ -107,6 +109,19 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return ap
 
 
+def _ignored_options(p: ArgumentParser) -> None:
+    """``predict``'s options that only some of its forms use: a NOTE says so."""
+    def sim(a) -> bool:
+        return a.engine == "sim" and not a.runs
+    p.ignored_unless("--seconds", sim, "only the simulator has simulated time (--engine sim)")
+    p.ignored_unless("--seed", sim, "only the simulator draws random numbers (--engine sim)")
+    p.ignored_unless("--no-intervals", lambda a: not sim(a), "the simulator gives no interval")
+    p.ignored_unless("--engine", lambda a: not (a.runs and a.engine == "sim"),
+                     "--runs predicts every row with the analytic model")
+    p.ignored_unless("--jobs", lambda a: bool(a.runs),
+                     "worker processes solve the rows of --runs; one rack is solved here")
+
+
 def _command_of(argv: Sequence[str]) -> str | None:
     """The command a command line names (its first word), if it is one."""
     first = argv[0] if argv else None
@@ -117,6 +132,8 @@ def load_inputs(args) -> tuple[Scenario, Profile]:
     sc = load_scenario(args.scenario) if args.scenario is not None else Scenario.default()
     sc = sc.with_overrides(args.sets)
     profile = load_profile(DEFAULT_PROFILE if args.profile is None else args.profile)
+    for text in scenario_notes([sc], profile):
+        note(text)
     return sc, profile
 
 
@@ -152,19 +169,14 @@ def list_profiles() -> int:
     return 0
 
 
-def check_outputs(args, out_types: Sequence[str] | None = None) -> None:
-    """Every output path of the command, checked before any work is done; with
-    ``out_types``, ``--out`` must also have one of those extensions."""
-    if out_types is not None and getattr(args, "out", None):
-        output_type(args.out, out_types)
+def check_outputs(args, out_types: Sequence[str] = (".csv",)) -> None:
+    """Every output path of the command, checked before any work is done
+    (runio.safe_io.output_path); ``--out`` must have one of ``out_types``."""
     inputs = [getattr(args, k, None) for k in ("runs", "scenario", "profile", "plan")]
-    if getattr(args, "html", None) is not None:
-        output_type(args.html, (".html", ".htm"), "--html")
-    if getattr(args, "timeline", None) is not None:
-        output_type(args.timeline, (".csv",), "--timeline")
+    types = {"out": out_types, "html": (".html", ".htm"), "timeline": (".csv",)}
     for opt in ("out", "html", "timeline"):
         if getattr(args, opt, None) is not None:
-            output_path(getattr(args, opt), f"--{opt}", inputs)
+            output_path(getattr(args, opt), f"--{opt}", inputs, types=types[opt])
 
 
 def _predict(args) -> int:

@@ -37,13 +37,13 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from model.errors import InputError
 from model.json_values import finite_or_none
-from runio.exits import at_least
+from runio.exits import arg
 from model.prediction import Prediction
 from model.profile import Profile
 from runio.safe_io import REPORT_TYPES, output_type, read_csv, write_rows_csv, write_text
@@ -84,14 +84,23 @@ def parse_axes(texts: Sequence[str] | Mapping[str, Sequence[Any]],
                source: str = "--set") -> list[Axis]:
     """Axes from ``--set`` strings, or from a mapping ``{key: [values]}`` (the API)."""
     if isinstance(texts, Mapping):
+        if not texts:
+            raise InputError("nothing to sweep: give at least one key and its values",
+                             source=source, field="values")
         axes = []
         for key, vals in texts.items():
             canonical = resolve_key(str(key), source)
-            vals = tuple(vals) if isinstance(vals, (list, tuple, range, np.ndarray)) else (vals,)
+            if isinstance(vals, Mapping):
+                raise InputError("expected a list of values, got a mapping", source=source,
+                                 field=str(key))
+            # any collection of values (a list, a range, an array, a pandas
+            # Series); a single value stands for itself
+            many = isinstance(vals, Iterable) and not isinstance(vals, (str, bytes))
+            vals = tuple(vals) if many else (vals,)
             if not vals:
                 raise InputError("no values given", source=source, field=str(key))
-            axes.append(Axis(canonical, tuple(v.item() if hasattr(v, "item") else v for v in vals),
-                             str(key)))
+            axes.append(Axis(canonical, tuple(v.item() if isinstance(v, np.generic) else v
+                                              for v in vals), str(key)))
     else:
         axes = [parse_axis(t, source) for t in texts]
     seen: dict[str, str] = {}
@@ -504,7 +513,7 @@ def add_parser(sub) -> None:
                         "key, an optional id column, an empty cell for the base value")
     p.add_argument("--zip", action="store_true",
                    help="take the i-th value of every key together instead of every combination")
-    p.add_argument("--baseline", type=at_least(1, int), default=1, metavar="N",
+    p.add_argument("--baseline", type=arg("baseline"), default=1, metavar="N",
                    help="row compared against (1-based; default 1)")
     p.add_argument("--profile", metavar="NAME|FILE.toml", help="calibrated profile "
                    "(default: embedded 'tofino-testbed')")
@@ -533,6 +542,9 @@ def run(args) -> int:
     else:
         res = run_sweep(base, profile, axes, zip_=args.zip, baseline=args.baseline,
                         intervals=args.intervals)
+    from runio.notes import note, scenario_notes
+    for text in scenario_notes(res.scenarios, profile, "in some rows"):
+        note(text)
     if args.json:
         print(json.dumps(res.to_dict(), indent=1))
     else:

@@ -39,7 +39,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from model.errors import InputError
-from runio.exits import at_least
+from runio.exits import arg
 from model.profile import Profile
 from model.scenario import Scenario
 
@@ -197,6 +197,7 @@ def tune(base: Scenario, profile: Profile, dims: Sequence[Dimension], *,
     """Search ``dims`` around ``base`` (module docstring)."""
     from scipy.optimize import differential_evolution
     _check_search(objective, max_latency_us, generations, latency_stat)
+    _check_bound(max_latency_us, profile)
     lat_col = latency_column(latency_stat)
     dims = list(dims)
     search = _Search(base, profile, dims, objective, max_latency_us, lat_col, progress)
@@ -244,6 +245,19 @@ def _check_search(objective: str, max_latency_us: float | None, generations: int
                          + ", ".join(LATENCY_STATS), field="--latency-stat")
 
 
+def _check_bound(max_latency_us: float | None, profile: Profile) -> None:
+    """A latency bound no configuration can meet is refused before the
+    search: every request waits at least the profile's shortest round trip
+    (a hit's ``hit_rtt_us`` or a miss's ``miss_rtt_us``; model.rack.clients)."""
+    rtts = [profile.params[k].value for k in ("hit_rtt_us", "miss_rtt_us")
+            if k in profile.params]
+    if max_latency_us is None or len(rtts) < 2 or max_latency_us >= min(rtts):
+        return
+    raise InputError(f"{max_latency_us:g} us is below the shortest round trip of profile "
+                     f"'{profile.name}' ({min(rtts):.3g} us: hit_rtt_us, miss_rtt_us); no "
+                     "configuration answers that fast", field="--max-latency-us")
+
+
 #: the energy of a configuration that is not one (or predicts no throughput)
 INVALID_ENERGY = 1e9
 #: the energy of a configuration beyond the latency bound is at least this
@@ -274,7 +288,9 @@ class _Search:
             return INVALID_ENERGY
         bound = self.max_latency_us
         if bound is not None and not lat <= bound:
-            return OVER_BOUND_ENERGY * (1.0 + lat / bound if math.isfinite(lat) else 1e3)
+            # more the further beyond, but always below an invalid one's
+            over = OVER_BOUND_ENERGY * (1.0 + lat / bound if math.isfinite(lat) else 1e3)
+            return min(over, INVALID_ENERGY / 2)
         return -mops if self.objective == "throughput" else lat
 
     def evaluate(self, batch: list[tuple]) -> None:
@@ -307,14 +323,23 @@ class _Search:
         return np.array([self.energy(*self.cache[v]) for v in batch])
 
     def next_generation(self, *_a, **_k) -> None:
-        """scipy's callback after each generation: the progress line."""
+        """scipy's callback after each generation: the progress line, with the
+        best configuration's throughput or latency (never the search's
+        penalty of those beyond the bound or invalid)."""
         self.generations += 1
         if self.progress:
-            best = min((self.energy(*c) for c in self.cache.values()), default=math.nan)
-            shown = -best if self.objective == "throughput" and best < 0 else best
-            unit = "MOPS" if self.objective == "throughput" else "us"
             print(f"  generation {self.generations}: {len(self.cache)} configurations, "
-                  f"best {shown:.4g} {unit}", file=sys.stderr)
+                  f"{self.best_text()}", file=sys.stderr)
+
+    def best_text(self) -> str:
+        ok = [c for c in self.cache.values() if self.energy(*c) < OVER_BOUND_ENERGY]
+        if not ok:
+            seen = [c[1] for c in self.cache.values() if c[2] and math.isfinite(c[1])]
+            return ("none within the latency bound yet"
+                    + (f" (the lowest latency seen: {min(seen):,.0f} us)" if seen else ""))
+        best = min(ok, key=lambda c: self.energy(*c))
+        return (f"best {best[0]:.4g} MOPS" if self.objective == "throughput"
+                else f"best {best[1]:,.4g} us")
 
     def best_seen(self, x, latency_stat: str) -> tuple:
         """The values of the best configuration solved (deferred updating can
@@ -442,16 +467,19 @@ def add_parser(sub) -> None:
     p.add_argument("--latency-stat", choices=LATENCY_STATS, default="mean",
                    help="the client latency --objective latency and --max-latency-us read: "
                         "the mean (default) or a percentile")
-    p.add_argument("--max-latency-us", type=at_least(0, exclusive=True), metavar="N",
+    p.add_argument("--max-latency-us", type=arg("max_latency_us"), metavar="N",
                    help="only configurations whose mean client latency is at most N us")
-    p.add_argument("--generations", type=at_least(1, int), default=12, metavar="N",
+    p.add_argument("--generations", type=arg("generations"), default=12, metavar="N",
                    help="at most N generations of the search (default 12)")
-    p.add_argument("--seed", type=at_least(0, int), default=1, help="random seed of the search")
+    p.add_argument("--seed", type=arg("seed"), default=1, help="random seed of the search")
     p.add_argument("--profile", metavar="NAME|FILE.toml",
                    help="calibrated profile (default: embedded 'tofino-testbed')")
     p.add_argument("--out", metavar="FILE.html|.json|.csv",
                    help="also write the result (.csv: every configuration solved)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of the text")
+    p.ignored_unless("--latency-stat", lambda a: a.objective == "latency"
+                     or a.max_latency_us is not None,
+                     "it chooses the latency --objective latency and --max-latency-us read")
 
 
 def run(args) -> int:
@@ -463,6 +491,9 @@ def run(args) -> int:
     t = tune(sc, profile, dims, objective=args.objective, max_latency_us=args.max_latency_us,
              latency_stat=args.latency_stat,
              generations=args.generations, seed=args.seed, progress=not args.json)
+    from runio.notes import note, scenario_notes
+    for text in scenario_notes([t.best_scenario], profile, "the tuned configuration"):
+        note(text)
     if args.json:
         print(json.dumps(t.to_dict(), indent=1))
     else:

@@ -133,9 +133,8 @@ def _fit(args) -> int:
     if not 0 <= args.theta <= 5:
         raise InputError("must be within [0, 5]", field="--theta")
     if args.out is not None:
-        from runio.safe_io import output_path, output_type
-        output_type(args.out, (".toml",))
-        output_path(args.out, "--out", args.runs)
+        from runio.safe_io import output_path
+        output_path(args.out, "--out", args.runs, types=(".toml",))
     from runio.inputs import read_observations
     obs = read_observations(args.runs)
     kw = dict(partition=args.partition)

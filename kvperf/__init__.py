@@ -27,12 +27,15 @@
 Every result has ``to_dict()`` (plain JSON-ready data) and ``to_frame()``
 (a :class:`pandas.DataFrame`). Scenarios and profiles can be given as
 objects, file paths, embedded names or (scenarios) mappings; ``None`` means
-the embedded default. Bad input raises :class:`InputError` naming the key,
-as the command line does. The full reference is docs/api.md.
+the embedded default. Bad input raises :class:`InputError` naming the key
+or the parameter, as the command line does: every parameter is checked
+before any work by the same argument layer as the command line's options
+(:mod:`runio.arguments`). The full reference is docs/api.md.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Mapping, Sequence
 
 from model.errors import InputError
@@ -42,6 +45,7 @@ from model.scenario import Scenario
 from .results import PredictionResult, RotationResult
 import runio
 from runio import inputs as _files
+from runio.arguments import ARGS, checked
 
 __all__ = ["load_scenario", "load_profile", "predict", "predict_many", "simulate", "sweep",
            "sweep_plan", "rotation", "RotationResult",
@@ -54,6 +58,7 @@ DEFAULT_PROFILE = "tofino-testbed"
 runio.install()        # workload files read, workload results kept on disk between sessions
 
 
+@checked(source=ARGS["scenario"])
 def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,
                   changes: Mapping[str, Any] | None = None, **keys: Any) -> Scenario:
     """A scenario: the embedded default (``None``), a TOML file path, a mapping
@@ -66,7 +71,7 @@ def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,
         sc = source
     elif isinstance(source, Mapping):
         sc = Scenario.from_mapping(source, source="<mapping>")
-    elif isinstance(source, str):
+    elif isinstance(source, (str, os.PathLike)):
         sc = _files.load_scenario(source)
     else:
         raise InputError(f"expected a Scenario, a TOML path or a mapping, got "
@@ -76,14 +81,16 @@ def load_scenario(source: Scenario | str | Mapping[str, Any] | None = None,
     return sc.updated(all_changes, source="load_scenario") if all_changes else sc
 
 
+@checked(source=ARGS["profile"])
 def load_profile(source: Profile | str | None = None) -> Profile:
     """A calibrated profile: an embedded name (default ``tofino-testbed``), a
     TOML file path, or a Profile."""
     if isinstance(source, Profile):
         return source
-    return _files.load_profile(source or DEFAULT_PROFILE)
+    return _files.load_profile(DEFAULT_PROFILE if source is None else source)
 
 
+@checked()
 def predict(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
             *, intervals: bool = True, **keys: Any) -> PredictionResult:
     """The analytic prediction (``keys``: changes as in :func:`load_scenario`),
@@ -96,6 +103,7 @@ def predict(scenario: Scenario | str | Mapping | None = None, profile: Profile |
     return PredictionResult(predict_one(sc, prof, intervals=intervals), sc, prof)
 
 
+@checked()
 def predict_many(scenarios: Sequence[Scenario | str | Mapping],
                  profile: Profile | str | None = None) -> list[PredictionResult]:
     """Analytic predictions of many scenarios, solved as one batch."""
@@ -105,6 +113,7 @@ def predict_many(scenarios: Sequence[Scenario | str | Mapping],
     return [PredictionResult(p, s, prof) for p, s in zip(_many(scs, prof), scs)]
 
 
+@checked()
 def rotation(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
              *, intervals: bool = True, **keys: Any) -> RotationResult:
     """The rack measured as FarReach's server rotation measures it (its
@@ -117,20 +126,20 @@ def rotation(scenario: Scenario | str | Mapping | None = None, profile: Profile 
     return RotationResult(predict_rotation(sc, prof, intervals=intervals), sc, prof)
 
 
+@checked()
 def simulate(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
              *, seconds: float = 10.0, seed: int = 1, engine: str = "fast",
              progress: bool = False, **keys: Any) -> PredictionResult:
     """A discrete-event simulation (``engine`` ``fast`` or ``simpy``); the result
     also has :meth:`PredictionResult.timeline_frame`."""
     from sim.run import simulate as _simulate
-    if not seconds > 0:
-        raise InputError(f"must be a positive number of seconds, got {seconds!r}", field="seconds")
     sc = load_scenario(scenario, keys)
     prof = load_profile(profile)
     return PredictionResult(_simulate(sc, prof, seconds=seconds, seed=seed, engine=engine,
                                       progress=progress), sc, prof)
 
 
+@checked()
 def sweep(values: Mapping[str, Sequence[Any]], scenario: Scenario | str | Mapping | None = None,
           profile: Profile | str | None = None, *, zip: bool = False, baseline: int = 1,
           intervals: bool = True):
@@ -145,6 +154,7 @@ def sweep(values: Mapping[str, Sequence[Any]], scenario: Scenario | str | Mappin
                      baseline=baseline, intervals=intervals)
 
 
+@checked()
 def sweep_plan(path: str, scenario: Scenario | str | Mapping | None = None,
                profile: Profile | str | None = None, *, baseline: int = 1,
                intervals: bool = True):
@@ -156,6 +166,7 @@ def sweep_plan(path: str, scenario: Scenario | str | Mapping | None = None,
                     baseline=baseline, intervals=intervals)
 
 
+@checked()
 def explain(scenario: Scenario | str | Mapping | None = None, profile: Profile | str | None = None,
             *, shapley: bool = False, **keys: Any):
     """Why the cache's runtime gain falls short of its normalized gain: a
@@ -165,6 +176,7 @@ def explain(scenario: Scenario | str | Mapping | None = None, profile: Profile |
     return _explain(load_scenario(scenario, keys), load_profile(profile), shapley=shapley)
 
 
+@checked()
 def tune(vary: Mapping[str, Any], scenario: Scenario | str | Mapping | None = None,
          profile: Profile | str | None = None, *, objective: str = "throughput",
          max_latency_us: float | None = None, latency_stat: str = "mean",

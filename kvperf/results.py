@@ -25,6 +25,14 @@ class _ReadThrough:
             raise AttributeError(name)
         return getattr(getattr(self, self._INNER), name)
 
+    @property
+    def notes(self) -> list[str]:
+        """Where the answer is for other values than the scenario gives (a
+        timeout below the profile's timer floor): the command line's NOTE
+        lines (:mod:`runio.notes`); empty when it answers what was asked."""
+        from runio.notes import scenario_notes
+        return scenario_notes([self.scenario], self.profile)
+
 
 class PredictionResult(_ReadThrough):
     """A :class:`model.prediction.Prediction` with the scenario and profile it came

@@ -24,8 +24,15 @@ and ``python -m reports check report.html`` (headless Chromium check); see
 
 from __future__ import annotations
 
-from .page import (build_report, profile_dict, write_prediction_report, write_sweep_report,
-                   write_timeline_report, write_validation_report)
-
 __all__ = ["build_report", "write_prediction_report", "write_sweep_report",
            "write_validation_report", "write_timeline_report", "profile_dict"]
+
+
+def __getattr__(name: str):
+    # loaded on first use: ``python -m reports`` imports this package before
+    # its entry point can handle Ctrl-C (runio.launch), and the pages'
+    # imports take a tenth of a second
+    if name in __all__:
+        from . import page
+        return getattr(page, name)
+    raise AttributeError(f"module 'reports' has no attribute {name!r}")

@@ -1,7 +1,6 @@
-"""``python -m reports``: see :mod:`reports.cli`."""
+"""``python -m reports``: see :mod:`reports.cli`; started by
+:func:`runio.launch.launch` (signals handled before the heavy imports)."""
 
-import sys
+from runio.launch import launch
 
-from .cli import main
-
-sys.exit(main())
+launch("reports.cli:main")

@@ -62,23 +62,25 @@ def _build(args) -> int:
     from . import inputs, profile_dict
     from .page import build_report
 
-    from runio.safe_io import output_path, output_type
+    from runio.safe_io import output_path
 
     if not any(f is not None for f in (args.prediction, args.sweep, args.validation,
                                        args.timeline)):
         raise InputError("give at least one of --prediction, --sweep, --validation, --timeline")
     # the page is an output like any other: checked before any work, and never
     # one of the files it is built from (that would replace the user's data)
-    output_type(args.out, (".html", ".htm"))
     given = [args.prediction, args.sweep, args.validation, args.timeline, args.scenario]
     if args.profile and Path(args.profile).suffix.lower() == ".toml":
         given.append(args.profile)
-    output_path(args.out, "--out", inputs=given)
+    output_path(args.out, "--out", inputs=given, types=(".html", ".htm"))
     t0 = time.perf_counter()
     pred = scen = prof = None
     used = []
     if args.prediction is not None:
-        pred, scen, prof = inputs.read_prediction(args.prediction)
+        data = inputs.read_json(args.prediction)
+        if inputs.is_rotation(data):
+            return _build_rotation(args, data, t0)
+        pred, scen, prof = inputs.split_prediction(data, args.prediction)
         used.append(Path(args.prediction).name)
     if args.scenario is not None:
         scen = load_scenario(args.scenario).to_dict()
@@ -99,14 +101,42 @@ def _build(args) -> int:
     return 0
 
 
+def _build_rotation(args, rot: dict, t0: float) -> int:
+    """``--prediction`` holding a server rotation (``predict --measure rotation
+    --json``, or ``kvperf.rotation(...).to_dict()``): its own page."""
+    from . import profile_dict
+    from .rotation import write_rotation_report
+    others = [o for o, v in (("--sweep", args.sweep), ("--validation", args.validation),
+                             ("--timeline", args.timeline)) if v is not None]
+    if others:
+        raise InputError(f"{Path(args.prediction).name} is a server rotation, whose page "
+                         "stands alone; write the other inputs to another report",
+                         field=others[0])
+    # the command line names the scenario and profile; the API gives them whole
+    scen = rot.get("scenario") if isinstance(rot.get("scenario"), dict) else None
+    prof = rot.get("profile") if isinstance(rot.get("profile"), dict) else None
+    if args.scenario is not None:
+        scen = load_scenario(args.scenario).to_dict()
+    if args.profile is not None:
+        prof = profile_dict(load_profile(args.profile))
+    elif isinstance(rot.get("profile"), str):
+        try:                  # an embedded profile, named; a file's name is not its path
+            prof = profile_dict(load_profile(rot["profile"]))
+        except InputError:
+            prof = None
+    out = write_rotation_report(rot, scen, prof, args.out, title=args.title)
+    print(f"wrote {out} ({out.stat().st_size / 1e3:.0f} kB, self-contained) in "
+          f"{time.perf_counter() - t0:.2f} s")
+    return 0
+
+
 def _check(args) -> int:
     from .browser import BrowserError, check_report, find_chromium
 
-    from runio.safe_io import input_path, output_path, output_type
+    from runio.safe_io import input_path, output_path
     path = input_path(args.report, "report", field="REPORT")
     shot = Path(args.screenshot) if args.screenshot else path.with_suffix(".png")
-    output_type(shot, (".png",), "--screenshot")
-    output_path(shot, "--screenshot", [path])
+    output_path(shot, "--screenshot", [path], types=(".png",))
     exe = args.chromium or find_chromium()
     if exe is None:
         print("error: no Chromium found (set $CHROMIUM or install chromium)", file=sys.stderr)

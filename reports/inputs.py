@@ -192,6 +192,16 @@ _PRED_FIELDS = ("throughput_mops", "cache_hit_ratio", "normalized_x", "bottlenec
 
 def read_prediction(path: str | Path) -> tuple[dict, dict | None, dict | None]:
     """Read a Prediction JSON, bare or ``{"prediction", "scenario", "profile"}``."""
+    return split_prediction(read_json(path), str(path))
+
+
+def is_rotation(data: Any) -> bool:
+    """Is ``data`` a server rotation's result (``predict --measure rotation --json``)?"""
+    return isinstance(data, dict) and data.get("measure") == "rotation"
+
+
+def read_json(path: str | Path) -> Any:
+    """The JSON of ``--prediction`` (a prediction's or a server rotation's)."""
     src = str(path)
     text = read_text(path, "prediction JSON", "--prediction")
     try:
@@ -204,7 +214,7 @@ def read_prediction(path: str | Path) -> tuple[dict, dict | None, dict | None]:
                          source=src) from None
     except ValueError as exc:        # an integer past Python's 4,300-digit limit
         raise InputError(f"not valid JSON: {str(exc)[:120]}", source=src) from None
-    return split_prediction(data, src)
+    return data
 
 
 def split_prediction(data: Any, source: str = "<prediction>") -> tuple[dict, dict | None, dict | None]:

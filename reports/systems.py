@@ -11,7 +11,10 @@ calibrate (calibrate imports reports to render).
 
 from __future__ import annotations
 
-import sys
+if __name__ == "__main__":   # the command: signals handled before the imports below
+    from runio.launch import launch
+    launch("reports.systems:main")
+
 from types import ModuleType
 
 __all__ = ["main"]
@@ -26,14 +29,6 @@ def _system_pages() -> ModuleType:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """:func:`calibrate.systems_pages.main`."""
-    from runio.exits import run_command
-    loaded: list[ModuleType] = []
-    # loading calibrate takes a second or two: a Ctrl-C then ends like one
-    # during the work (exit 130, no traceback)
-    code = run_command(lambda: loaded.append(_system_pages()))
-    return loaded[0].main(argv) if loaded else code
-
-
-if __name__ == "__main__":
-    sys.exit(main())   # run_command clears CPython's Ctrl-C exit mark (exit 130)
+    """:func:`calibrate.systems_pages.main` (a Ctrl-C while calibrate loads, a
+    second or two, ends as one during the work: :mod:`runio.launch`)."""
+    return _system_pages().main(argv)

@@ -11,14 +11,13 @@ naming file, line and column.
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 from typing import Any, Iterator
 
 from model.errors import InputError
 from runio.exits import RunFailed
-from runio.safe_io import atomic_write, read_csv
+from runio.safe_io import read_csv, write_rows_csv
 from model.profile import Profile
 from runio.kinds import RunKind, detect
 from runio.row_prediction import NOTE, predict_kind_rows, rack_size, row_racks
@@ -134,17 +133,6 @@ class WorkerDied(RunFailed):
     out of memory): not the input's fault, and no reason for a traceback."""
 
 
-def _quiet_worker() -> None:
-    # Ctrl-C goes to the whole process group: the parent keeps what is done
-    # and stops the workers; they must not print tracebacks of their own
-    import signal
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from model.solvers._jit import one_thread
-    one_thread()                         # the processes share the cores already
-    from . import install
-    install()                            # a spawned worker starts unconnected
-
-
 def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[list[int]],
                      profile: Profile, source: str, progress: bool, intervals: bool,
                      jobs: int, needs: list | None = None
@@ -153,20 +141,18 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
     (the pieces come smallest first), yielded as each finishes. The bar moves
     with the racks solved within the pieces, as in one process."""
     import multiprocessing as mp
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
     from .progress import bar
+    from .workers import solver_worker, worker_pool
     global _PROGRESS_QUEUE, _NEEDS
-    methods = mp.get_all_start_methods()
-    forked = "fork" in methods
-    ctx = mp.get_context("fork" if forked else methods[0])
-    _PROGRESS_QUEUE = ctx.SimpleQueue() if (progress and forked) else None
+    forked = "fork" in mp.get_all_start_methods()
+    _PROGRESS_QUEUE = mp.get_context("fork").SimpleQueue() if (progress and forked) else None
     _NEEDS = needs if forked else None
     share = [0.0] * len(pieces)                  # each piece's share done, 0..1
-    pool = ProcessPoolExecutor(max_workers=min(jobs, len(pieces)), mp_context=ctx,
-                               initializer=_quiet_worker)
     try:
-        with bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
+        with worker_pool(min(jobs, len(pieces)), initializer=solver_worker) as pool, \
+                bar(len(rows), f"predicting {kind.name}", "row", progress) as b:
             pending = {pool.submit(_solve_piece, (n, kind.name, part, [rows[i] for i in part],
                                                   profile, source, intervals)): n
                        for n, part in reversed(list(enumerate(pieces)))}
@@ -189,11 +175,7 @@ def _parallel_pieces(kind: RunKind, rows: list[dict[str, str]], pieces: list[lis
                 b.n = int(sum(len(part) * f for part, f in zip(pieces, share)))
                 b.refresh()
     finally:
-        # also on Ctrl-C or an error: no worker outlives the command
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            if proc.is_alive():
-                proc.terminate()
-        pool.shutdown(wait=True, cancel_futures=True)
+        # (on Ctrl-C or an error the pool has ended its workers: runio.workers)
         _PROGRESS_QUEUE = _NEEDS = None
 
 
@@ -239,13 +221,15 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
                                      field=k)
             results[i] = preds
     except KeyboardInterrupt:
-        _write(out, kind, header, rows, results, partial=True)
+        kept = _write(out, kind, header, rows, results, partial=True)
         raise Interrupted(len(results), len(rows), "rows",
-                          f"the rows predicted so far are in {out} (column partial)") from None
+                          f"the rows predicted so far are in {out} (column partial)" if kept
+                          else f"no row was finished; {out} was not written") from None
     except WorkerDied as exc:
-        _write(out, kind, header, rows, results, partial=True)
+        kept = _write(out, kind, header, rows, results, partial=True)
         raise WorkerDied(f"{exc}; the {len(results)} of {len(rows)} rows predicted before "
-                         f"are in {out} (column partial)") from None
+                         f"are in {out} (column partial)" if kept else
+                         f"{exc}; no row was finished and {out} was not written") from None
     for i, preds in results.items():
         preds.update(errors(kind, rows[i], preds))
     _write(out, kind, header, rows, results)
@@ -262,23 +246,23 @@ def run_batch(runs: str, out: str, profile: Profile | None = None,
 
 
 def _write(out: str, kind: RunKind, header: list[str], rows: list[dict[str, str]],
-           results: dict[int, dict[str, Any]], partial: bool = False) -> None:
-    """The predicted rows (``results``: row index -> pred_ columns), in the input's order.
+           results: dict[int, dict[str, Any]], partial: bool = False) -> bool:
+    """The predicted rows (``results``: row index -> pred_ columns), in the
+    input's order; a partial output is marked, or not written without a row
+    (:func:`runio.safe_io.write_rows_csv`). Returns whether it was written.
 
     The pred_ columns come in the order rows first name them, read in the
     input's order, whatever order the rows were solved in."""
     pred_cols = list(dict.fromkeys(k for i in sorted(results) for k in results[i]))
     extra = [UNPREDICTED] if kind.unpredicted else []
-    if partial:
-        extra.append("partial")
-    with atomic_write(out) as fh:
-        w = csv.writer(fh)
-        w.writerow(header + pred_cols + extra)
-        for i in sorted(results):
-            row, preds = rows[i], results[i]
-            w.writerow([row.get(h, "") for h in header] + [format_value(preds.get(c)) for c in pred_cols]
-                       + ([unpredicted(kind, row)] if kind.unpredicted else [])
-                       + (["true"] if partial else []))
+    table = []
+    for i in sorted(results):
+        row, preds = rows[i], results[i]
+        table.append({**{h: row.get(h, "") for h in header},
+                      **{c: format_value(preds.get(c)) for c in pred_cols},
+                      **({UNPREDICTED: unpredicted(kind, row)} if kind.unpredicted else {})})
+    return write_rows_csv(out, table, lambda v: "" if v is None else str(v),
+                          header + pred_cols + extra, partial=partial)
 
 
 UNPREDICTED = "unpredicted"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from typing import Callable
+from typing import Any, Callable
 
 from model.errors import InputError, one_line, tame
 
@@ -30,21 +30,27 @@ def run_command(action: Callable[[], int | None]) -> int:
     :class:`RunFailed` prints its message and gives 1; Ctrl-C
     gives 130, with the command's own account of what it finished when it
     gives one (``runio.progress.Interrupted``: ``PARTIAL: interrupted after X of
-    Y ...``); a closed output pipe (``| head``) ends quietly. The domain is
-    connected to the toolkit's edge first (:func:`runio.install`: workload
-    files read, workload results kept on disk).
+    Y ...``); a closed output pipe (``| head``) ends quietly. The command's
+    NOTE lines not yet printed (:mod:`runio.notes`) come when it ends, and
+    go unprinted when it is refused. The domain is connected to the
+    toolkit's edge first (:func:`runio.install`: workload files read,
+    workload results kept on disk). Signals before and after the action are
+    the command's entry point's (:mod:`runio.launch`).
     """
-    from . import install
+    from . import install, notes
     install()
     try:
-        return action() or 0
+        code = action() or 0
     except InputError as exc:
+        notes.discard()                  # a refused command says only its error
         print(one_line(f"error: {exc}"), file=sys.stderr)
         return 2
     except RunFailed as exc:
+        notes.flush()
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as exc:
+        notes.flush()
         print(str(exc) or "interrupted", file=sys.stderr)
         # CPython 3.11 re-raises SIGINT at exit (status -2, not 130) when the
         # Ctrl-C passed through an exec/eval of a string on its way here (a
@@ -52,7 +58,10 @@ def run_command(action: Callable[[], int | None]) -> int:
         exec("pass")
         return 130
     except BrokenPipeError:
+        notes.discard()
         return 0
+    notes.flush()
+    return code
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -64,14 +73,37 @@ class ArgumentParser(argparse.ArgumentParser):
     no command can use are refused the same way: an empty string given for
     a file, name or number (``--scenario ""`` would otherwise fall back to
     the default silently) and a number that is NaN or infinite
-    (``--max-error nan`` would make every check pass)."""
+    (``--max-error nan`` would make every check pass).
+
+    An option given where the command does not use it (``--seconds`` without
+    ``--engine sim``) is declared with :meth:`ignored_unless`: the command
+    runs and says so in a NOTE line (:mod:`runio.notes`)."""
+
+    def ignored_unless(self, option: str, applies: Callable[[argparse.Namespace], bool],
+                       why: str) -> None:
+        """``option``, when given, is used only where ``applies(args)``; else a
+        NOTE says it is ignored, and ``why``."""
+        dest = next(a.dest for a in self._actions if option in a.option_strings)
+        self.__dict__.setdefault("_ignored_unless", []).append((option, dest, applies, why))
 
     def error(self, message: str):  # noqa: D401 (argparse's signature)
+        from . import notes
+        notes.discard()                  # a refused command line says only its error
         self.exit(2, one_line(f"error: {self.prog}: {tame(message)} (see {self.prog} --help)")
                   + "\n")
 
     def parse_known_args(self, args=None, namespace=None):
+        rules = self.__dict__.get("_ignored_unless", [])
+        given: set[str] = set()
+        if rules and namespace is None:
+            namespace = _recording(given, self)
         ns, rest = super().parse_known_args(args, namespace)
+        if rules:
+            from . import notes
+            for option, dest, applies, why in rules:
+                if dest in given and not applies(ns):
+                    notes.note(f"{option} is ignored: {why}")
+            ns = argparse.Namespace(**vars(ns))
         for dest, value in vars(ns).items():
             values = value if isinstance(value, list) else [value]
             option = self._option_of(dest)
@@ -98,20 +130,39 @@ class ArgumentParser(argparse.ArgumentParser):
 def at_least(minimum: float, kind: type = float, exclusive: bool = False
              ) -> Callable[[str], float]:
     """An argparse ``type`` for a number option with a lower bound
-    (``--seconds`` > 0, ``--jobs`` >= 1, ``--max-error`` >= 0): a value out of
-    range is refused as the option's own mistake, before any work."""
-    word = "an integer" if kind is int else "a number"
-    op = ">" if exclusive else ">="
+    (``--jobs`` >= 1, ``--max-error`` >= 0): a value out of range is refused
+    as the option's own mistake, before any work. Options the Python API
+    shares take their :class:`runio.arguments.Arg` instead (``ARGS[name].parser()``)."""
+    from .arguments import Arg
+    return Arg("integer" if kind is int else "number", minimum=minimum,
+               exclusive=exclusive).parser()
 
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {word}, got {tame(repr(text))}") from None
-        if kind is float and not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
-        if value < minimum or (exclusive and value == minimum):
-            raise argparse.ArgumentTypeError(f"expected {word} {op} {minimum:g}, got {text}")
-        return value
-    convert.__name__ = kind.__name__       # argparse names the type in its messages
-    return convert
+
+def arg(name: str) -> Callable[[str], Any]:
+    """The argparse ``type`` of a setting the API shares (:data:`runio.arguments.ARGS`)."""
+    from .arguments import ARGS
+    return ARGS[name].parser()
+
+
+def _recording(given: set[str], parser: argparse.ArgumentParser) -> argparse.Namespace:
+    """A namespace holding the parser's defaults that records, in ``given``,
+    every option the command line sets."""
+    class Recording(argparse.Namespace):
+        def __setattr__(self, name: str, value: Any) -> None:
+            given.add(name)
+            super().__setattr__(name, value)
+    ns = Recording()
+    for action in parser._actions:
+        if action.dest is not argparse.SUPPRESS and action.default is not argparse.SUPPRESS:
+            value = action.default
+            if isinstance(value, str):
+                # what argparse would set after parsing (it converts a string
+                # default of an option not given), as an object that is not
+                # the default itself, so that argparse leaves it (unrecorded)
+                value = parser._get_value(action, value)
+                if value is action.default:
+                    value = (value + " ")[:-1]
+            object.__setattr__(ns, action.dest, value)
+    for dest, value in parser._defaults.items():
+        object.__setattr__(ns, dest, value)
+    return ns

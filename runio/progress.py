@@ -50,9 +50,13 @@ def bar(total: float, desc: str, unit: str, enabled: bool, **kw: Any):
     """A tqdm bar on stderr showing count/total, rate and ETA (inert if not enabled).
 
     Off a terminal (``--progress`` into a log) it redraws at most every few
-    seconds, in ASCII, so the log stays readable.
+    seconds, in ASCII, so the log stays readable. The work starts here: the
+    command's NOTE lines (:mod:`runio.notes`) are printed first.
     """
     from tqdm import tqdm
+
+    from . import notes
+    notes.flush()
     tty = enabled and wanted(None)
     # follow the terminal's size; one that reports none (0 x 0, as under
     # `script`) would hide the bar, so it and logs get 80 x 24

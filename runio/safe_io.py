@@ -13,10 +13,14 @@ hold everywhere (docs/contracts.md, "Files"):
   too deep for the parser as an error rather than a crash, and
   :func:`toml_line` finds the line of a key so that a bad *value* can be
   located too.
-* **Outputs are checked before any work** (:func:`output_path`): the folder
-  must exist and be writable, the path must not be a folder, and an output
-  must never be one of the command's inputs (``--out`` equal to ``--runs``
-  would replace the data being read).
+* **Outputs are checked before any work** (:func:`output_path`, the one
+  guard of every command's outputs): the path is a regular file or does
+  not exist -- never a link, a device, a pipe or a folder
+  (:func:`refuse_special`: ``--out /dev/null`` run as root would replace
+  the machine's ``/dev/null``) --, its extension is one the option writes,
+  the folder exists and is writable, and an output is never one of the
+  command's inputs (``--out`` equal to ``--runs`` would replace the data
+  being read).
 * **Outputs are written atomically** (:func:`atomic_write`): into a
   temporary file in the same folder, flushed and fsynced, then renamed over
   the target. A crash, Ctrl-C or a full disk leaves the old file (or none),
@@ -25,7 +29,8 @@ hold everywhere (docs/contracts.md, "Files"):
   their name, so folders left by a killed process (SIGKILL runs no cleanup)
   are found and removed at the next start (:func:`remove_stale_scratch`);
   :func:`exit_on_sigterm` turns SIGTERM into an ordinary exit so that
-  ``finally`` blocks (which remove them) run.
+  ``finally`` blocks (which remove them) run (every command does so already,
+  :mod:`runio.launch`; this is for code called from elsewhere).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 from model.errors import InputError
 from model.toml_text import BOM, parse_toml
+from runio.launch import Terminated
 
 
 #: The largest input file read (text inputs: scenarios, profiles, plans, runs
@@ -192,21 +198,64 @@ def _ends_in_quotes(text: str) -> bool:
 
 
 # ---------------------------------------------------------------- outputs
+def special_kind(path: str | os.PathLike) -> str | None:
+    """What ``path`` is when it is there and not a regular file (``"a link to
+    /dev/null"``, ``"a device"``, ...); None for a regular file or nothing."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"a path that cannot be examined ({exc.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        try:
+            return f"a link (to {os.readlink(path)})"
+        except OSError:
+            return "a link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    return "a socket" if stat.S_ISSOCK(mode) else "not a file"
+
+
+def refuse_special(path: str | os.PathLike, field: str | None = None) -> None:
+    """An output is a new file or replaces a regular one: a link, device, pipe
+    or folder in its place is refused (it would be renamed over or written
+    into: a copy of ``/dev/full``, a link to ``/proc/self/fd/1``)."""
+    what = special_kind(path)
+    if what == "a folder":
+        raise InputError("this is a folder; give a file name for the output", source=str(path),
+                         field=field)
+    if what is not None:
+        raise InputError(f"this is {what}, not a regular file; outputs are written only as "
+                         "new or regular files: give another file name", source=str(path),
+                         field=field)
+
+
 def output_path(path: str | os.PathLike, field: str,
-                inputs: Iterable[str | os.PathLike | None] = ()) -> Path:
+                inputs: Iterable[str | os.PathLike | None] = (), *,
+                types: Sequence[str] | None) -> Path:
     """Check, before any work, that ``path`` can be written as a new or replaced file.
 
-    The folder must exist and be writable; the path must not be a folder nor
-    one of ``inputs`` (reading and replacing the same file in one command
-    would lose it)."""
+    The one guard of every command's outputs: the path is a regular file or
+    nothing (:func:`refuse_special`), with one of the extensions ``types``
+    (what the option writes; None only where the command names the file
+    itself); the folder must exist and be writable; the path must not be one
+    of ``inputs`` (reading and replacing the same file in one command would
+    lose it)."""
     src = str(path)
     if src.strip() == "":
         raise InputError("no output file given (empty path)", field=field)
     p = Path(path)
     parent = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
-        raise InputError("this is a folder; give a file name for the output", source=src,
-                         field=field)
+    refuse_special(p, field)
+    if types is not None:
+        output_type(p, types, field)
     if not parent.exists():
         raise InputError(f"the folder {str(parent)!r} does not exist; create it first",
                          source=src, field=field)
@@ -229,6 +278,27 @@ def output_path(path: str | os.PathLike, field: str,
         if other is not None and same_file(p, other):
             raise InputError(f"this is also an input ({other}); write the output to another "
                              "file so the input stays as it is", source=src, field=field)
+    return p
+
+
+def output_folder(path: str | os.PathLike, field: str) -> Path:
+    """Check, before any work, a folder the command writes its files into: an
+    existing folder, or a new one whose parent exists (made by the caller once
+    every check passed) -- never a link, a device, a pipe or a file."""
+    src = str(path)
+    if src.strip() == "":
+        raise InputError("no output folder given (empty path)", field=field)
+    p = Path(path)
+    what = special_kind(p)
+    if what is None and p.exists():
+        what = "a file"
+    if what is not None and what != "a folder":
+        raise InputError(f"this is {what}; {field} takes a folder (an existing one, or a new "
+                         "one to make)", source=src, field=field)
+    if what is None:                       # a new folder: its parent must take it
+        output_path(p, field, types=None)
+    elif not os.access(p, os.W_OK | os.X_OK):
+        raise InputError("the folder is not writable", source=src, field=field)
     return p
 
 
@@ -268,6 +338,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, newline: str | Non
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     binary = "b" in mode
+    refuse_special(target)
     try:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
     except OSError as exc:     # a read-only or special file system (/proc), a full disk
@@ -279,6 +350,7 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, newline: str | Non
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, _mode_for(target))
+        refuse_special(target)            # made a link or a device while it was written
         os.replace(tmp, target)
     except BaseException as exc:
         with contextlib.suppress(OSError):
@@ -290,18 +362,30 @@ def atomic_write(path: str | os.PathLike, mode: str = "w", *, newline: str | Non
     _fsync_dir(folder)
 
 
-def write_rows_csv(path: str | os.PathLike, rows: Sequence[dict], cell) -> None:
-    """``rows`` as a CSV, atomically: every key any row has is a column (in
-    the order first seen), ``cell(value)`` the text of each cell (None for a
-    key a row lacks)."""
-    cols: list[str] = []
-    for r in rows:
-        cols += [k for k in r if k not in cols]
+def write_rows_csv(path: str | os.PathLike, rows: Sequence[dict], cell,
+                   header: Sequence[str] | None = None, partial: bool = False) -> bool:
+    """``rows`` as a CSV, atomically: the columns ``header``, or every key any
+    row has (in the order first seen), ``cell(value)`` the text of each cell
+    (None for a key a row lacks).
+
+    A ``partial`` output (work stopped by Ctrl-C) gets a ``partial`` column,
+    ``true`` on every row, and is not written at all without a row: a partial
+    output always says so, or is not left. Returns whether it was written."""
+    cols: list[str] = list(header) if header is not None else []
+    if header is None:
+        for r in rows:
+            cols += [k for k in r if k not in cols]
+    if partial:
+        if not rows:
+            return False
+        cols.append("partial")
+        rows = [{**r, "partial": "true"} for r in rows]
     with atomic_write(path) as fh:
         w = csv.writer(fh)
         w.writerow(cols)
         for r in rows:
             w.writerow([cell(r.get(c)) for c in cols])
+    return True
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:
@@ -381,13 +465,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True                      # someone else's process
     return True
-
-
-class Terminated(SystemExit):
-    """SIGTERM, raised as an exit so ``finally`` blocks and context managers run."""
-
-    def __init__(self) -> None:
-        super().__init__(128 + signal.SIGTERM)
 
 
 @contextlib.contextmanager

@@ -1,5 +1,6 @@
-import sys
+"""``python -m sim``: the command line of :mod:`cli.main`, started by
+:func:`runio.launch.launch` (signals handled before the heavy imports)."""
 
-from cli.main import main
+from runio.launch import launch
 
-sys.exit(main())
+launch("cli.main:main")

@@ -32,11 +32,15 @@ How long each simulation runs and how it is bounded in time is
 
 from __future__ import annotations
 
+if __name__ == "__main__":   # the command: signals handled before the imports below
+    from runio.launch import launch
+    launch("sim.agreement:main")
+
+import contextlib
 import csv
 import functools
 import math
 import os
-import sys
 import time
 from typing import Any
 
@@ -233,25 +237,21 @@ def run(n: int, seed: int, space: str = "full", seconds: float | None = None, jo
     named_by: dict[str, int] = {}
     rows: list[dict] = []
     t0 = time.time()
-    if jobs > 1:
-        import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        from runio import install
-        pool = ProcessPoolExecutor(jobs, mp_context=mp.get_context("spawn"), initializer=install)
-        results = pool.map(check_one, jobs_in)
-    else:
-        pool, results = None, map(check_one, jobs_in)
-    try:
+    with contextlib.ExitStack() as stack:
+        if jobs > 1:
+            os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+            os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+            from runio import install
+            from runio.workers import worker_pool
+            pool = stack.enter_context(worker_pool(jobs, method="spawn", initializer=install))
+            results = pool.map(check_one, jobs_in)
+        else:
+            results = map(check_one, jobs_in)
         for k, row in enumerate(results, 1):
             rows.append(row)
             _tally(counts, named_by, row)
             if not quiet:
                 print(_line(k, n, row, counts), flush=True)
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
     if csv_path:
         cols: list[str] = []
         for r in rows:
@@ -333,7 +333,7 @@ def summary(n: int, seed: int, space: str, counts: dict, named_by: dict, wall: f
 
 def main(argv=None) -> int:
     from runio.exits import ArgumentParser, at_least, run_command
-    from runio.safe_io import output_path, output_type
+    from runio.safe_io import output_path
     ap = ArgumentParser(prog="python -m sim.agreement", description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=at_least(1, int), default=500, help="random scenarios")
     ap.add_argument("--seed", type=at_least(0, int), default=1, help="seed of the scenario sample")
@@ -350,14 +350,9 @@ def main(argv=None) -> int:
 
     def action() -> int:
         if args.csv is not None:          # checked before the first scenario
-            output_type(args.csv, (".csv",), "--csv")
-            output_path(args.csv, "--csv")
+            output_path(args.csv, "--csv", types=(".csv",))
         counts, _named, _rows = run(args.n, args.seed, args.space, args.seconds, args.jobs,
                                     args.csv, args.limit, wall_s=args.sim_wall)
         return 0 if passed(counts, args.n) else 1
 
     return run_command(action)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,6 +23,10 @@ Facts (each a function returning a dict of figures):
 
 from __future__ import annotations
 
+if __name__ == "__main__":   # the command: signals handled before the imports below
+    from runio.launch import launch
+    launch("sim.facts:main")
+
 import csv
 import math
 from pathlib import Path
@@ -286,7 +290,3 @@ def _print_tuning_rows(pf, s, e):
 
 
 PRINTERS = {name: globals()[f"_print_{name}"] for name, _ in STEPS}
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

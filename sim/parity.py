@@ -17,6 +17,10 @@ mean-value form is what needs work.
 
 from __future__ import annotations
 
+if __name__ == "__main__":   # the command: signals handled before the imports below
+    from runio.launch import launch
+    launch("sim.parity:main")
+
 import math
 from dataclasses import dataclass
 
@@ -189,7 +193,3 @@ def main(argv=None) -> int:
         return 0
 
     return run_command(action)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -45,7 +45,6 @@ committing; part of its process time).
 
 from __future__ import annotations
 
-import csv
 import math
 import time
 from dataclasses import dataclass, field
@@ -56,7 +55,7 @@ import numpy as np
 from model.errors import InputError
 from model.prediction import Prediction, from_outcome, no_goodput
 from model.profile import Profile
-from runio.safe_io import atomic_write
+from runio.safe_io import write_rows_csv
 from model.rack import RackSpec, compile_rack
 from model.rack.bottleneck import Outcome
 from model.rack.clients import no_completion
@@ -249,11 +248,17 @@ class FastSimulator:
     ``data_scale=None`` (the default) makes the horizon stand for the whole
     run (see the module docstring); a number fixes it (1.0: the horizon is
     the first ``seconds`` of the run).
+
+    Ctrl-C during a run raises ``KeyboardInterrupt`` after it, as anywhere
+    else; with ``partial=True`` the prediction of the seconds completed is
+    returned instead, marked ``details["interrupted"]`` (for a caller that
+    reports partial results as such: :func:`simulate`).
     """
     engine = "fast"
 
     def __init__(self, seconds: float = 10.0, seed: int = 1, *, progress: bool = False,
-                 data_scale: float | None = None, warmup_s: float = 0.0, keys: bool = False):
+                 data_scale: float | None = None, warmup_s: float = 0.0, keys: bool = False,
+                 partial: bool = False):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
                 not 0 <= seed < 2 ** 63:
             # numpy's generators take non-negative seeds only
@@ -265,6 +270,7 @@ class FastSimulator:
         self.data_scale = data_scale
         self.warmup_s = warmup_s
         self.keys = keys
+        self.partial = partial
 
     def config(self, spec: RackSpec) -> tuple[SimConfig, RackDynamics]:
         cfg = rack_config(spec)
@@ -290,6 +296,8 @@ class FastSimulator:
         cfg, dyn = self.config(spec)
         res = run_config(cfg, self.seconds, seed=self.seed, engine=self.engine, dynamics=dyn,
                          progress=self.progress, warmup_s=self.warmup_s)
+        if res.interrupted and not self.partial:
+            raise KeyboardInterrupt          # a caller that needs the whole run stops too
         return _prediction(res, cfg, spec, dyn.data_scale)
 
 
@@ -385,7 +393,8 @@ def simulate(scenario: Scenario, profile: Profile, seconds: float = 10.0, seed: 
     if cls is None:
         raise InputError(f"unknown engine {engine!r}; allowed: fast, simpy", field="engine")
     progress = wanted(progress)
-    solver = cls(seconds, seed, progress=progress, data_scale=data_scale, warmup_s=warmup_s)
+    solver = cls(seconds, seed, progress=progress, data_scale=data_scale, warmup_s=warmup_s,
+                 partial=True)
     return solver.solve(compile_rack(scenario, profile))
 
 
@@ -401,20 +410,12 @@ def write_timeline(prediction: Prediction, path) -> None:
     """Write ``details["timeline"]`` as CSV (one row per simulated second).
 
     The seconds of an interrupted run are written too, each marked with a
-    ``partial`` column (``true``)."""
+    ``partial`` column (``true``); stopped before its first second, none is
+    written."""
     rows = prediction.details.get("timeline")
     if rows is None:
         raise InputError("this prediction has no timeline (only simulations do)",
                          field="timeline")
-    if interrupted_after(prediction) is not None:
-        rows = [{**r, "partial": "true"} for r in rows]
-    cols: list[str] = []
-    for r in rows:
-        for k in r:
-            if k not in cols:
-                cols.append(k)
-    with atomic_write(path) as fh:
-        w = csv.DictWriter(fh, fieldnames=cols)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: (f"{v:.6g}" if isinstance(v, float) else v) for k, v in r.items()})
+    write_rows_csv(path, rows, lambda v: "" if v is None else f"{v:.6g}"
+                   if isinstance(v, float) else str(v),
+                   partial=interrupted_after(prediction) is not None)

@@ -19,9 +19,11 @@ as a hang instead of stopping the suite. :func:`catalog` lists the fixed
 probes CI replays; :func:`value_probe` builds one from drawn values, which
 the Hypothesis test uses over the whole value space.
 
-``python -m tests.robustness.probes [--only SUBSTRING]`` runs the catalog and
-prints the counts (probes, tracebacks, hangs, wrong exit codes, long or
-unlocated messages, changed or created files).
+``python -m tests.robustness.probes [--only SUBSTRING] [--class CLASS]`` runs
+the catalog -- this module's bad inputs (class ``inputs``) and issue 55's
+classes (``outputs``, ``extensions-order``, ``notes``: :mod:`.probes_edges`;
+``api``: :mod:`.probes_api`; ``signals``: :mod:`.probes_signals`) -- and
+prints the counts per class, each failing probe with its problems.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -100,13 +103,18 @@ FILES: dict[str, Callable[[], str | bytes]] = {
 
 
 class Sandbox:
-    """A folder of valid inputs, re-made for each probe from cached bytes."""
+    """A folder of valid inputs, re-made for each probe from cached bytes:
+    those of ``FILES`` that ``argv`` names (all without it; a prediction's
+    JSON takes a solve to make)."""
 
     _cache: dict[str, bytes] = {}
 
-    def __init__(self) -> None:
+    def __init__(self, argv: Sequence[str] | None = None) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="kvperf-probe-"))
+        named = " ".join(argv) if argv is not None else None
         for name, make in FILES.items():
+            if named is not None and name not in named:
+                continue
             if name not in Sandbox._cache:
                 data = make()
                 Sandbox._cache[name] = data.encode() if isinstance(data, str) else data
@@ -115,16 +123,42 @@ class Sandbox:
         (self.dir / "out").mkdir()
         os.mkfifo(self.dir / "fifo.csv")
 
+    def make(self, name: str, kind: str, target: str) -> None:
+        """A special file in the sandbox: ``chr`` (a device node, ``target`` its
+        "major,minor"), ``link`` (a symbolic link to ``target``, ``{d}`` the
+        sandbox), ``fifo`` or ``dir``."""
+        path = self.dir / name
+        if kind == "chr":
+            major, minor = (int(x) for x in target.split(","))
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(major, minor))
+        elif kind == "link":
+            os.symlink(target.replace("{d}", str(self.dir)), path)
+        elif kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "dir":
+            path.mkdir()
+        else:
+            raise ValueError(kind)
+
     def snapshot(self) -> dict[str, str]:
+        """Every path in the sandbox and what it is (never followed through a
+        link: a link to /proc/self/fd/1 stays a link, a device a device)."""
         out = {}
-        for p in sorted(self.dir.rglob("*")):
-            rel = str(p.relative_to(self.dir))
-            if p.is_fifo():
-                out[rel] = "fifo"
-            elif p.is_dir():
-                out[rel] = "dir"
-            else:
-                out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+        for root, dirs, files in os.walk(self.dir):
+            for name in dirs + files:
+                p = Path(root) / name
+                rel = str(p.relative_to(self.dir))
+                st = os.lstat(p)
+                if stat.S_ISLNK(st.st_mode):
+                    out[rel] = "link->" + os.readlink(p)
+                elif stat.S_ISFIFO(st.st_mode):
+                    out[rel] = "fifo"
+                elif stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+                    out[rel] = f"device {os.major(st.st_rdev)},{os.minor(st.st_rdev)}"
+                elif stat.S_ISDIR(st.st_mode):
+                    out[rel] = "dir"
+                else:
+                    out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
         return out
 
     def close(self) -> None:
@@ -141,9 +175,14 @@ class Probe:
     command: str                       # "sim", "calibrate", "reports", "reports.systems", "sim.facts"
     argv: tuple[str, ...]
     names: tuple[str, ...]
-    prepare: tuple[tuple[str, bytes], ...] = ()    # (file name, bytes) written into the sandbox
+    prepare: tuple[tuple[str, bytes | Callable[[], bytes]], ...] = ()  # (file name, bytes) written into the sandbox
     expect: int = 2
     says: str = ""                     # a phrase the message must hold
+    special: tuple[tuple[str, str, str], ...] = ()  # (name, kind, target): Sandbox.make
+    note: str = ""                     # expect 0: a NOTE line on stderr must hold this
+    kind: str = "inputs"               # the class of edges the probe belongs to
+    creates: tuple[str, ...] = ()      # files a probe that succeeds may create
+    hang: int = 0                      # seconds before it counts as a hang (0: HANG_SECONDS)
 
 
 @dataclass
@@ -188,10 +227,12 @@ def _alarm(signum, frame):
 
 def run(probe: Probe) -> Outcome:
     """Run one probe in a fresh sandbox and judge it."""
-    box = Sandbox()
+    box = Sandbox(probe.argv)
     try:
         for name, data in probe.prepare:
-            (box.dir / name).write_bytes(data)
+            (box.dir / name).write_bytes(data() if callable(data) else data)
+        for name, kind, target in probe.special:
+            box.make(name, kind, target)
         before = box.snapshot()
         argv = [a.replace("{d}", str(box.dir)) for a in probe.argv]
         out, err = io.StringIO(), io.StringIO()
@@ -199,14 +240,14 @@ def run(probe: Probe) -> Outcome:
         code: int | None = None
         t0 = time.perf_counter()
         old = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(HANG_SECONDS)
+        signal.alarm(probe.hang or HANG_SECONDS)
         try:
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = _main(probe.command)(argv)
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         except _Hang:
-            problems.append(f"hang: no answer in {HANG_SECONDS} s")
+            problems.append(f"hang: no answer in {probe.hang or HANG_SECONDS} s")
         except BaseException as exc:      # noqa: BLE001 (any escape is a traceback)
             problems.append("traceback: " + "".join(
                 traceback.format_exception_only(type(exc), exc)).strip()[:400])
@@ -232,9 +273,13 @@ def run(probe: Probe) -> Outcome:
                 problems.append(f"message names none of {probe.names}: {stderr[:200]!r}")
             if probe.says and probe.says not in stderr:
                 problems.append(f"message does not say {probe.says!r}: {stderr[:200]!r}")
+        if probe.note:
+            notes = [ln for ln in stderr.splitlines() if ln.startswith("NOTE: ")]
+            if not any(probe.note in ln for ln in notes):
+                problems.append(f"no NOTE line with {probe.note!r}: {stderr[-300:]!r}")
         after = box.snapshot()
         changed = [k for k in before if after.get(k) != before[k]]
-        created = [k for k in after if k not in before]
+        created = [k for k in after if k not in before and k not in probe.creates]
         if changed:
             problems.append(f"changed: {changed}")
         if created:
@@ -532,7 +577,8 @@ def issue_probes() -> list[Probe]:
         Probe("issue:report-over-html-input", "reports", ("build", "--sweep", "{d}/s.html", "--out", "{d}/s.html"), ("--out",), (("s.html", sweep),), says="also an input"),
         Probe("issue:report-into-missing-folder", "reports", ("build", "--sweep", "{d}/sweep.csv", "--out", "{d}/new/r.html"), ("--out",), says="does not exist"),
         Probe("issue:ingest-into-missing-folder", "calibrate", ("ingest", "--format", "ycsb", "{d}/ycsb.txt", "--set", "servers=16", "--set", "clients=16", "--out", "{d}/new/i.csv"), ("--out",), says="does not exist"),
-        Probe("issue:ingest-over-its-input", "calibrate", ("ingest", "--format", "ycsb", "{d}/ycsb.txt", "--set", "servers=16", "--set", "clients=16", "--out", "{d}/ycsb.txt"), ("--out",), says="also an input"),
+        # (an input named .csv: a .txt output is refused first, for its type)
+        Probe("issue:ingest-over-its-input", "calibrate", ("ingest", "--format", "ycsb", "{d}/ycsb.csv", "--set", "servers=16", "--set", "clients=16", "--out", "{d}/ycsb.csv"), ("--out",), (("ycsb.csv", _text("ycsb.txt").encode()),), says="also an input"),
         Probe("issue:ingest-unwritable", "calibrate", ("ingest", "--format", "ycsb", "{d}/ycsb.txt", "--set", "servers=16", "--set", "clients=16", "--out", "/proc/kvperf.csv"), ("--out",), says="cannot write"),
         Probe("issue:set-huge", "sim", ("predict", "--set", f"servers={HUGE}"), ("servers",)),
         Probe("issue:sweep-set-huge", "sim", ("sweep", "--set", f"servers=8,{HUGE}"), ("servers",)),
@@ -604,32 +650,62 @@ def value_probe(slot_index: int, value: str) -> Probe:
 
 
 # ---------------------------------------------------------------- on demand
+#: the classes of probes, in order: issue 43's bad inputs, then issue 55's edges
+CLASSES = ("inputs", "outputs", "extensions-order", "signals", "api", "notes")
+
+
+def every_probe(classes=CLASSES, only: str = "") -> list:
+    """Every probe of the given classes: the in-process command lines
+    (:func:`catalog`, :mod:`.probes_edges`), the API's (:mod:`.probes_api`)
+    and the signals' (:mod:`.probes_signals`, each its own process)."""
+    from . import probes_api, probes_edges, probes_signals
+    probes = catalog() + probes_edges.catalog() + probes_api.catalog() + probes_signals.catalog()
+    return [p for p in probes if p.kind in classes and only in p.id]
+
+
+def run_any(probe):
+    """Run a probe of any class with its own runner."""
+    from . import probes_api, probes_signals
+    if isinstance(probe, probes_api.ApiProbe):
+        return probes_api.run(probe)
+    if isinstance(probe, probes_signals.SignalProbe):
+        return probes_signals.run(probe)
+    return run(probe)
+
+
 def main(argv: list[str] | None = None) -> int:
     import argparse
     ap = argparse.ArgumentParser(prog="python -m tests.robustness.probes")
     ap.add_argument("--only", default="", help="run the probes whose id contains this")
+    ap.add_argument("--class", dest="classes", action="append", choices=CLASSES,
+                    help="run this class of probes (repeatable; default: every class)")
     args = ap.parse_args(argv)
-    probes = [p for p in catalog() if args.only in p.id]
-    counts = {"traceback": 0, "hang": 0, "exit code": 0, "message": 0, "changed": 0,
-              "created": 0, "stdout": 0}
-    bad = 0
+    probes = every_probe(tuple(args.classes or CLASSES), args.only)
+    counts = {c: [0, 0, 0] for c in CLASSES}             # probes, failing, not reached
     t0 = time.perf_counter()
     for i, p in enumerate(probes, 1):
-        o = run(p)
-        if o.problems:
-            bad += 1
-            print(f"FAIL {p.id} ({o.seconds:.1f} s): {'; '.join(o.problems)} | "
-                  f"{o.stderr.strip()[:160]!r}", flush=True)
-            for key in counts:
-                if any(pr.startswith(key) or key in pr for pr in o.problems):
-                    counts[key] += 1
+        o = run_any(p)
+        counts[p.kind][0] += 1
+        if getattr(o, "finished_first", False):
+            counts[p.kind][2] += 1
+            print(f"NOT REACHED {p.id}: the command ended (exit {o.code}) before the signal",
+                  flush=True)
+        elif o.problems:
+            counts[p.kind][1] += 1
+            text = getattr(o, "stderr", None) or getattr(o, "error", "")
+            print(f"FAIL {p.id}: {'; '.join(o.problems)[:300]} | {text.strip()[-160:]!r}",
+                  flush=True)
         if i % 50 == 0:
-            print(f"  {i}/{len(probes)} probes, {bad} failing, {time.perf_counter() - t0:.0f} s",
-                  file=sys.stderr, flush=True)
-    print(f"{len(probes)} probes: {len(probes) - bad} pass, {bad} fail; "
-          + ", ".join(f"{k} {v}" for k, v in counts.items())
-          + f"; {time.perf_counter() - t0:.0f} s")
-    return 1 if bad else 0
+            print(f"  {i}/{len(probes)} probes, {sum(c[1] for c in counts.values())} failing, "
+                  f"{time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
+    for c, (n, bad, early) in counts.items():
+        if n:
+            print(f"{c:<17} {n:4d} probes: {n - bad - early} pass, {bad} fail"
+                  + (f", {early} not reached (the command finished before the signal)"
+                     if early else ""))
+    total_bad = sum(c[1] for c in counts.values())
+    print(f"{len(probes)} probes, {total_bad} failing; {time.perf_counter() - t0:.0f} s")
+    return 1 if total_bad else 0
 
 
 if __name__ == "__main__":
