@@ -26,9 +26,9 @@ Both are blocks the closed loop piles up behind
 Background jobs run on the machine (``servers.flush_threads`` and
 ``servers.compaction_threads``: RocksDB's HIGH and LOW pools, per server
 process, which FarReach and the native server also set as each instance's
-limits): a flush spends ``flush_fixed_ms`` and then writes its SST at up to
-``flush_mbps``; a compaction processes its bytes at up to
-``compaction_mbps``; the jobs writing at once share the machine's
+limits): a flush spends ``flush_fixed_ms`` and then merges its memtables at
+up to ``flush_mbps``, writing each key once; a compaction processes its bytes
+at up to ``compaction_mbps``; the jobs writing at once share the machine's
 ``disk_mbps`` equally.
 """
 
@@ -60,7 +60,7 @@ PARAMS = (
     ParamDecl("disk_mbps", "MiB/s", "a machine's disk write bandwidth, shared by its jobs",
               lo=0.0, lo_open=True),
     ParamDecl("flush_fixed_ms", "ms", "fixed part of a flush job (SST creation, fsync)"),
-    ParamDecl("flush_mbps", "MiB/s", "SST bytes one flush job writes per second at most",
+    ParamDecl("flush_mbps", "MiB/s", "memtable bytes one flush job merges per second at most",
               lo=0.0, lo_open=True),
     ParamDecl("compaction_mbps", "MiB/s", "bytes one compaction job processes per second at "
               "most", lo=0.0, lo_open=True),

@@ -52,8 +52,10 @@ What each rule says, with the RocksDB 7.8 source it follows:
 * **Pending compaction bytes** as ``VersionStorageInfo::EstimateCompactionBytesNeeded``
   (``db/version_set.cc``).
 * **Jobs** run on the machine: a job first spends a fixed time (a flush's SST
-  creation and fsync), then processes its bytes at its kind's rate, at most
-  an equal share of the machine's disk among the jobs writing.
+  creation and fsync), then processes its input bytes (a flush: its
+  memtables, merged; a compaction: the files it takes) at its kind's rate,
+  writing its output (a flush: each key once) at no more than an equal
+  share of the machine's disk among the jobs writing.
 
 The state starts from the database a run finds (:func:`initial_state`): the
 loaded data in levels, memtables empty (a server restarted after its load).
@@ -134,6 +136,7 @@ JOB = np.dtype([
     ("fixed_left", "f8"),      # us of fixed time left
     ("work_left", "f8"),       # bytes left to process
     ("work", "f8"),            # bytes it processes in all
+    ("ratio", "f8"),           # bytes it writes per byte it processes
     ("memtables", "i8"),       # a flush: memtables taken
     ("files", "i8"),           # an L0 compaction: files taken
     ("moved", "f8"),           # bytes the job moves into the next level (or writes to L0)
@@ -359,6 +362,7 @@ def _start(jobs, j, i, kind, level, fixed, work, memtables, files, moved):
     jb.fixed_left = fixed
     jb.work_left = work
     jb.work = work
+    jb.ratio = moved / work if work > 0.0 else 1.0
     jb.memtables = memtables
     jb.files = files
     jb.moved = moved
@@ -373,9 +377,11 @@ def _try_flush(st, i, p, jobs, mach):
     j = _free_job(jobs)
     if j < 0:
         return False
-    # a flush writes each key once: the distinct keys of its memtables
-    out = ready * p.memtable * p.sst_ratio * s.unique
-    _start(jobs, j, i, FLUSH, -1, p.flush_fixed, out, ready, 0, out)
+    # a flush merges its memtables (its work: their bytes) and writes each key
+    # once: the distinct keys among them
+    work = ready * p.memtable
+    out = work * p.sst_ratio * s.unique
+    _start(jobs, j, i, FLUSH, -1, p.flush_fixed, work, ready, 0, out)
     s.imm_taken += ready
     s.flush_jobs += 1
     m = s.machine
@@ -453,7 +459,8 @@ def job_rate(jobs, j, p, mach, st):
     m = st[jb.inst].machine
     share = p.disk / max(1, mach[m].disk_jobs)
     cap = p.flush_rate if jb.kind == FLUSH else p.compact_rate
-    return min(cap, share)
+    # its processing at its own rate, its writing at its share of the disk
+    return min(cap, share / jb.ratio) if jb.ratio > 0.0 else cap
 
 
 def next_job_event(jobs, p, mach, st):
