@@ -45,11 +45,11 @@ def _interrupt_on_call(monkeypatch, n: int):
     real = fast.FastEngine.run_until
     calls = {"n": 0}
 
-    def run_until(self, t_us):
+    def run_until(self, t_us, done_cap=float("inf")):
         calls["n"] += 1
         if calls["n"] == n:
             raise KeyboardInterrupt
-        return real(self, t_us)
+        return real(self, t_us, done_cap)
     monkeypatch.setattr(fast.FastEngine, "run_until", run_until)
 
 
