@@ -74,6 +74,7 @@ class SimConfig:
     wal_block_us: np.ndarray | None = None    # per machine
     cores: int = 0
     ctx_penalty: float = 0.0
+    bg_shares_cores: bool = True               # RocksDB's jobs run on the workers' cores
     start_spread_us: float = 0.0               # clients start uniformly over [0, spread)
     client_cpu_us: float = 0.0                 # client core time per send (mean; 0: none)
     client_cores: int = 0                      # over all client machines (0: one per thread)
@@ -193,7 +194,7 @@ def rack_config(spec: RackSpec) -> SimConfig:
         open_rate_per_us=pl.evict_per_us, open_probs=np.asarray(pl.evict_probs), open_write=True,
         **storage_fields(spec.lsm, pl.machine_of, pl.machines), queries=float(spec.queries),
         station_machine=np.asarray(pl.machine_of, dtype=np.int64), machines=pl.machines,
-        cores=sv.cores, ctx_penalty=sv.ctx_penalty,
+        cores=sv.cores, ctx_penalty=sv.ctx_penalty, bg_shares_cores=sv.bg_shares_cores,
         client_cpu_us=c.cpu_us, client_cores=c.cores, txn_commit_us=sv.txn_commit_us,
         start_spread_us=c.send_us + c.miss_rtt_us,
         recv_floor_us=sv.recv_floor_us, gap_us=sv.gap_us,

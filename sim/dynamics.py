@@ -27,6 +27,7 @@ The first chunk starts from the analytic solver's answer for the same rack
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -60,7 +61,9 @@ class RackDynamics:
         self.imm = np.asarray(st["imm"][:n], dtype=float)
         self.probes = np.array([lsm_rules.probes(st, i) for i in range(n)], dtype=float)
         bg = np.array([lsm_rules.bg_running(mach, m) for m in range(len(mach))], dtype=float)
-        self.bg = bg[self.machine_of]
+        # background jobs compete with the workers only on the cores they share
+        self.bg = bg[self.machine_of] if self.spec.service.bg_shares_cores else \
+            np.zeros(n)
 
     def state_changed(self, lsm: tuple) -> None:
         """An engine's RocksDB state changed (its ``lsm()``): process times in it."""
@@ -95,7 +98,10 @@ class RackDynamics:
 def initial_load(spec: RackSpec) -> tuple[np.ndarray, np.ndarray, float]:
     """Utilisations, machine write rates (MiB/s) and throughput (requests per
     us) to start a simulation from: the analytic solver's prediction of the
-    same rack (:func:`model.solvers.analytic.solve`), every mechanism in.
+    same rack in the run's first state (:func:`model.solvers.analytic.solve`
+    of a run of one query: its first phase, every mechanism in; the whole
+    run's trajectory would cost a solve per phase, for nothing the start
+    needs).
 
     Where it predicts no throughput (no request can complete: a strict
     client's timeout shorter than any reply, or a solve that found none) the
@@ -103,7 +109,7 @@ def initial_load(spec: RackSpec) -> tuple[np.ndarray, np.ndarray, float]:
     resends of stuck threads; idle where it has none)."""
     # imported here: the solver compiles (or loads its compiled code) on first use
     from model.solvers.analytic import solve
-    return load_of(spec, solve(spec))
+    return load_of(spec, solve(replace(spec, queries=1.0)))
 
 
 def load_of(spec: RackSpec, pred) -> tuple[np.ndarray, np.ndarray, float]:

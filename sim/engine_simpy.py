@@ -361,7 +361,8 @@ class SimpyEngine:
             if cfg.cores > 0:
                 work = svc_mech.stretched(
                     work, cfg.service_fixed_us,
-                    svc_mech.stretch(self.m_busy[m] + lsm_rules.bg_running(self.mach, m),
+                    svc_mech.stretch(self.m_busy[m] + (lsm_rules.bg_running(self.mach, m)
+                                                       if cfg.bg_shares_cores else 0),
                                      cfg.cores,
                                      cfg.ctx_penalty))
             C[s, counters.C_BLOCK] += extra

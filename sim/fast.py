@@ -281,6 +281,7 @@ def _parameters(cfg: SimConfig, sz: Sizing, new) -> tuple[np.ndarray, np.ndarray
     P[K.P_TXN] = cfg.txn_commit_us
     P[K.P_SYNC_BYTES] = cfg.sync_bytes
     P[K.P_SYNC_US] = cfg.sync_block_us
+    P[K.P_BG_CORES] = 1.0 if cfg.bg_shares_cores else 0.0
     IP = new("IP")
     IP[K.I_CLIENTS] = sz.clients
     IP[K.I_ST] = cfg.stations

@@ -21,7 +21,7 @@ from .fast_kernel_jit import _f64_bits
 
 # ---- float parameters (P) ----
 P_SEND, P_HIT_RTT, P_HALF_RTT, P_TIMEOUT, P_LOSS, P_HIT, P_SHAPE, P_OPEN_RATE, P_CTX, \
-    P_CORES, P_FIXED, P_CPU, P_TXN, P_SYNC_BYTES, P_SYNC_US, P_NP = range(16)
+    P_CORES, P_FIXED, P_CPU, P_TXN, P_SYNC_BYTES, P_SYNC_US, P_BG_CORES, P_NP = range(17)
 # ---- int parameters (IP) ----
 I_CLIENTS, I_ST, I_SLOTS, I_LSM, I_OPEN_WRITE, I_TREE, I_RETRY, I_CCORES, I_NP = range(9)
 # ---- scalar int state (IS) ----
@@ -77,7 +77,8 @@ Storage = namedtuple("Storage", "lp st jobs mach m_busy m_lock synced rack")
 
 #: the scalar parameters, read once per chunk from P and IP, with the rings' capacities
 Params = namedtuple("Params", "send hit_rtt half timeout loss hit_p shape open_rate ctx cores "
-                              "fixed cpu txn sync_bytes sync_us n_cl cpu_on txn_on ccores lsm_on "
+                              "fixed cpu txn sync_bytes sync_us bg_cores n_cl cpu_on txn_on ccores "
+                              "lsm_on "
                               "open_write tsize retry cap_hit cap_arr cap_rsp cap_cq qcap")
 
 
@@ -90,7 +91,7 @@ def params(P, IP, cl, w, q):
     return Params(
         P[P_SEND], P[P_HIT_RTT], P[P_HALF_RTT], P[P_TIMEOUT], P[P_LOSS], P[P_HIT], P[P_SHAPE],
         P[P_OPEN_RATE], P[P_CTX], P[P_CORES], P[P_FIXED], cpu, txn, P[P_SYNC_BYTES],
-        P[P_SYNC_US], n_cl,
+        P[P_SYNC_US], P[P_BG_CORES], n_cl,
         cpu > 0.0 and n_cl > 0,     # the client cores (else: every send at once)
         txn > 0.0,                  # the machines' commit paths
         IP[I_CCORES], IP[I_LSM] != 0, IP[I_OPEN_WRITE], IP[I_TREE], IP[I_RETRY],

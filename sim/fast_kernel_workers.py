@@ -251,10 +251,12 @@ def _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead, rng_a
             ahead = False
         sto.m_busy[m] += 1
         if pr.cores > 0.0:
-            # busy workers (this one included) and running background jobs
+            # busy workers (this one included) and the background jobs
+            # running on their cores
             work = _svc.stretched(work, pr.fixed,
-                                  _svc.stretch(sto.m_busy[m] + _rules.bg_running(sto.mach, m), pr.cores,
-                                               pr.ctx))
+                                  _svc.stretch(sto.m_busy[m]
+                                               + pr.bg_cores * _rules.bg_running(sto.mach, m),
+                                               pr.cores, pr.ctx))
         cnt.C[s, K.C_BLOCK] += extra
         sl.bend[i] = t + extra      # (sim.fast.FastEngine.carry_over)
         sl.busy[i] = SL_SERVING

@@ -2,6 +2,7 @@
 
 import csv
 import math
+import re
 
 import pytest
 
@@ -67,11 +68,11 @@ def test_keyboard_interrupt_returns_partial_results(profile, monkeypatch):
     real = fast.FastEngine.run_until
     calls = {"n": 0}
 
-    def flaky(self, t_us):
+    def flaky(self, t_us, done_cap=float("inf")):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return real(self, t_us)
+        return real(self, t_us, done_cap)
 
     monkeypatch.setattr(fast.FastEngine, "run_until", flaky)
     p = simulate(SMALL, profile, seconds=10.0, progress=True)
@@ -79,6 +80,28 @@ def test_keyboard_interrupt_returns_partial_results(profile, monkeypatch):
     assert p.details["simulated_s"] == pytest.approx(2.0)
     assert len(p.details["timeline"]) == 2
     assert p.throughput_mops > 0
+    assert p.details["prefix_of_run"] is True
+
+
+def test_keyboard_interrupt_of_a_whole_run_says_how_many_queries(profile, monkeypatch, capsys):
+    """Without --seconds the run is its queries: a Ctrl-C says how many of them."""
+    from cli import main as cli
+    from sim import fast
+    real = fast.FastEngine.run_until
+    calls = {"n": 0}
+
+    def flaky(self, t_us, done_cap=float("inf")):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(self, t_us, done_cap)
+
+    monkeypatch.setattr(fast.FastEngine, "run_until", flaky)
+    rc = cli.main(["simulate", "--no-progress", "--set", "servers=2", "--set", "clients=8",
+                   "--set", "workload.records=100000"])
+    out, err = capsys.readouterr()
+    assert rc == 130
+    assert re.search(r"PARTIAL: interrupted after [\d.]+ of 10 M queries simulated", err), err
 
 
 def test_bad_arguments(profile):
