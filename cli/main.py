@@ -257,6 +257,11 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
                 for r in racks:
                     out.append(sim.solve(r))
                     b.update(1)
+            cut = sum(bool(p.details.get("prefix_of_run")) for p in out)
+            if cut:
+                print(f"NOTE: {cut} of the {len(out)} racks simulated for their run's first "
+                      f"{args.seconds:g} s only; without --seconds each whole run is",
+                      file=sys.stderr)
             return out
         rot = predict_rotation(sc, profile, solve=solve)
     else:
