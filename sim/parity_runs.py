@@ -119,10 +119,11 @@ class KindComparison:
 
     def count_diff(self, key: str) -> float:
         """The largest per-worker difference of a count (memtables, flushes)
-        between the analytic answer and any of the simulator's seeds."""
-        a = np.asarray(self.analytic.details["lsm"][key], dtype=float)
-        return float(max(np.max(np.abs(a - np.asarray(p.details["lsm"][key], dtype=float)))
-                         for p in self.sims)) if len(a) else 0.0
+        from the simulator's mean over its seeds (a seed's own count varies
+        with the writes the draw sends each worker: about 0.6 of a memtable
+        either way in a run of 0.3 M queries here)."""
+        a, s = self.counts(key)
+        return float(np.max(np.abs(a - s))) if len(a) else 0.0
 
     def time_diff(self, key: str, floor_s: float = 0.1) -> float:
         """Relative difference of a time (stop_s, slow_s) per worker,
@@ -186,7 +187,7 @@ def main(argv=None) -> int:
                   f" / {ls['stopped_s']:.3f} s", flush=True)
             for key in (*COUNTS, "compactions", *TIMES):
                 a, s = c.counts(key)
-                diff = (f"largest difference {c.count_diff(key):.3g} (a seed's)" if key in COUNTS else
+                diff = (f"largest difference {c.count_diff(key):.3g}" if key in COUNTS else
                         f"{100 * c.time_diff(key):.0f} % over equal-share workers"
                         if key in TIMES else "")
                 print(f"   {key:12s} analytic {_fmt(a)}  simulator {_fmt(s)}  {diff}")

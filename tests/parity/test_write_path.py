@@ -7,13 +7,17 @@ the simulator's mean over three seeds.
 
 * Throughput within 10 %: the same bound as the queueing parity (issue 11).
   On this rack with no write-path event at all (``never flushes``) the
-  analytic answer is 1 % below the simulator (its mean-value queueing); the
-  kinds whose phases the fluid follows closely stay within 2 %, the L0
-  slowdown within 4 % (its delayed write rate falls with every new version
-  RocksDB installs while the slowdown lasts, and the simulator's versions
-  come in a different order from the fluid's).
-* Memtables sealed and flushes, per worker, within one of every seed's (a
-  run's last memtable or flush can fall either side of its last query).
+  analytic answer is 1.6 % below the simulator (its mean-value queueing);
+  every kind is within 3 % (python -m sim.parity_runs: never flushes -1.6,
+  flushes -1.5, slows -1.7, stops +2.7, L0 slowdown +1.3, L0 stop -2.8,
+  long run -1.3 %), so 10 % leaves room for the simulator's seeds (a stop
+  or a long slowdown falls differently on each: five seeds of the L0
+  slowdown rack range over 3 %, of an L0 stop rack with a stop one file
+  nearer over 9 %) and for the base's own 1.6 %.
+* Memtables sealed and flushes, per worker, within one of the simulator's
+  mean over its seeds (a run's last memtable or flush can fall either side
+  of its last query; and a seed's own count varies with the writes its
+  draw sends each worker, about 0.6 of a memtable either way here).
 * Seconds stopped and slowed within 25 % where over 0.1 s, averaged over the
   workers of equal share: on these racks all four are alike, and which of
   them a slowdown's longest stretch falls on is chance in both engines.
@@ -42,11 +46,11 @@ STOP_PHASES = (
 
 #: (kind, quantity) -> (cause, the miss measured with python -m sim.parity_runs)
 KNOWN_MISSES = {
-    ("stops", "memtables"): (STOP_PHASES, "113-114 vs 129-130 memtables"),
-    ("stops", "flushes"): (STOP_PHASES, "112-113 vs 128-129 flushes"),
-    ("stops", "stop_s"): (STOP_PHASES, "0.52 vs 0.83 s stopped per worker (37 %)"),
-    ("L0 stop", "memtables"): (STOP_PHASES, "124 vs 128-129 memtables"),
-    ("L0 stop", "flushes"): (STOP_PHASES, "123-124 vs 127-129 flushes"),
+    ("stops", "memtables"): (STOP_PHASES, "113-114 vs 128-130 memtables"),
+    ("stops", "flushes"): (STOP_PHASES, "112-113 vs 127-128 flushes"),
+    ("stops", "stop_s"): (STOP_PHASES, "0.52 vs 0.84 s stopped per worker (38 %)"),
+    ("L0 stop", "memtables"): (STOP_PHASES, "124 vs 129 memtables"),
+    ("L0 stop", "flushes"): (STOP_PHASES, "123-124 vs 128-129 flushes"),
 }
 
 
