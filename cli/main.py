@@ -361,6 +361,12 @@ def _partial(pred: Prediction, args) -> str | None:
 def _prefix_note(pred: Prediction, args) -> None:
     """Say on stderr when a simulation covered only the first --seconds of the run."""
     d = pred.details
+    if d.get("stuck"):
+        print(f"NOTE: an instance's writes stopped after {d.get('simulated_s', 0):.4g} s with "
+              "no flush or compaction to clear them (its L0 stop trigger below its compaction "
+              "trigger?): the run never ends; the figures are of its part before",
+              file=sys.stderr)
+        return
     if d.get("prefix_of_run") and not d.get("interrupted") and args.seconds is not None:
         print(f"NOTE: simulated the run's first {args.seconds:g} s only ("
               f"{d.get('requests', 0) / 1e6:.4g} of its {d.get('run_queries', 0) / 1e6:g} M "

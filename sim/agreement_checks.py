@@ -91,6 +91,11 @@ def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: Si
         timeouts, but the simulated run (cut by the wall budget) spans fewer
         than 3 of them: no thread's sleep and return is a steady part of it.
 
+    ``stuck: ...``
+        the simulation reached a write stop no job can clear (an L0 stop
+        trigger below the compaction trigger): the run never ends, and
+        neither engine's throughput over it means anything.
+
     (Both answers cover the same finite run, RocksDB's state from its
     start, so no write stop is out of the simulation's reach: the
     ``lsm-transient`` reason of a simulated horizon standing for a longer
@@ -98,6 +103,11 @@ def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: Si
     """
     if "no_goodput" in sim.details and "no_goodput" in analytic.details:
         return ""
+    if info.stuck:
+        return (f"stuck: an instance's writes stopped with no flush or compaction to clear "
+                f"them after {info.seconds:.3g} simulated s (RocksDB raises "
+                "level0_stop_writes_trigger to the compaction trigger; the scenario's "
+                "storage.l0_stop below storage.l0_files is not): the run never ends")
     se = info.rel_se
     if not (se <= NOISY_SE):
         return (f"noisy: the simulated throughput's relative standard error is "

@@ -86,6 +86,7 @@ class SimInfo:
     capped: bool = False            # the wall-time budget shortened the horizon
     extended: int = 0               # doublings of the horizon to bring the noise down
     queries: float = 0.0            # the run: the requests completed within the horizon
+    stuck: bool = False             # a write stop no job can clear ended it
     chunk_mops: list = field(default_factory=list)
 
 
@@ -131,6 +132,7 @@ def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, H: float, fixed: bool, wal
     grows where the run is too noisy and shrinks to the wall budget; the
     chunks ``(start, end, counters)`` in us, the horizon reached, the
     simulated time run (us) and the run's trace (:class:`sim.run_lsm.RunTrace`)."""
+    from .run import _stuck
     from .run_lsm import RunTrace
 
     chunks: list[tuple[float, float, dict]] = []      # (start, end, counters) in us
@@ -175,6 +177,11 @@ def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, H: float, fixed: bool, wal
             dyn.update(acc_span, acc_busy, acc_writes, eng.lsm())
             acc_span, acc_busy, acc_writes = 0.0, 0.0, 0.0
         t_us = nxt
+        if _stuck(eng):
+            # a write stop no job can clear: nothing moves any more
+            info.stuck = True
+            H = t_us / 1e6
+            break
         left = wall_s - (time.perf_counter() - t0)
         if not fixed:
             # unless --seconds fixes it, the horizon shrinks to what the wall

@@ -58,7 +58,7 @@ def test_bounded_sample_agrees_or_is_named():
     assert not slow, slow
     for r in rows:
         if r["outcome"] == "inconclusive":
-            assert r["inconclusive"].split(":")[0] in ("noisy", "timeouts-unreached"), r
+            assert r["inconclusive"].split(":")[0] in ("noisy", "timeouts-unreached", "stuck"), r
         if r["outcome"] == "too-slow":
             assert "workers" in r["too_slow"] and "client threads" in r["too_slow"], r
     unnamed = [(r["index"], r["x_analytic"], r["x_sim"]) for r in rows
@@ -158,3 +158,21 @@ def test_both_engines_answer_for_the_same_run(profile):
     assert run.queries == info.queries and run.queries < spec.queries
     assert s.details["lsm"]["run_s"] == pytest.approx(0.3)
     assert set(s.details["lsm"]) == set(solve(run).details["lsm"])
+
+
+def test_a_stop_no_job_clears_is_inconclusive(profile):
+    """An L0 stop trigger below the compaction trigger: the first L0 file
+    stops the writes and no compaction ever starts (RocksDB itself would
+    raise the stop trigger). The simulation ends there, and the check calls
+    it what it is."""
+    sc = Scenario.default().updated({
+        "servers.count": 2, "clients.threads": 8, "workload.records": 100_000,
+        "switch.cache": False, "workload.read_ratio": 0.0,
+        "storage.memtable_mb": 0.0625, "storage.flushnum": 1, "storage.maxnum": 4,
+        "storage.l0_files": 4, "storage.l0_stop": 1, "storage.wal": False,
+        "storage.preloaded": False})
+    spec = compile_rack(sc, profile)
+    a = solve(spec)
+    s, info = agreement.simulate_for_check(spec, a, seconds=5.0)
+    assert info.stuck and info.seconds < 5.0 and s.details["lsm"]["stopped_s"] > 0
+    assert agreement.inconclusive(spec, a, s, info).startswith("stuck:")

@@ -166,3 +166,20 @@ def test_the_rack_stop_count_is_the_union_of_the_instances_stops():
     assert write_path.rack_stopped_us(rack, 25.0) == 15.0
     write_path.stop_changed(rack, True, False, 30.0)          # b goes on
     assert write_path.rack_stopped_us(rack, 40.0) == 20.0
+
+
+def test_a_stop_no_job_can_clear_ends_the_simulation(profile, capsys):
+    """An L0 stop trigger below the compaction trigger (RocksDB itself would
+    raise it): the first L0 file stops the writes for good. The simulation
+    ends there, says so, and does not spin through a run that never ends."""
+    sc = ["--set", "servers=2", "--set", "clients=8", "--set", "workload.records=100000",
+          "--set", "switch.cache=false", "--set", "workload.read_ratio=0",
+          "--set", "storage.memtable_mb=0.0625", "--set", "storage.flushnum=1",
+          "--set", "storage.l0_stop=1", "--set", "storage.wal=false",
+          "--set", "storage.preloaded=false"]
+    assert cli.main(["simulate", "--json"] + sc) == 0
+    out, err = capsys.readouterr()
+    d = json.loads(out)["details"]
+    assert d["stuck"] is True and d["prefix_of_run"] is True
+    assert d["requests"] < d["run_queries"] and d["simulated_s"] < 60
+    assert max(d["lsm"]["stop_s"]) > 0 and "the run never ends" in err
