@@ -51,9 +51,15 @@ from numba.extending import intrinsic, register_jitable  # noqa: E402
 
 # The mechanisms' per-event functions and the write path, compiled into the loop.
 for _f in (_svc.stretch, _svc.stretched, _svc.draw_service, _cl.reply_completes, _nw.admits,
-           _pl.draw_station, _wp.stop_changed, _wp.jobs_to, _wp.next_job, _wp.write_start,
-           _wp.job_fires):
+           _pl.draw_station, _wp.stop_changed, _wp.jobs_to, _wp.next_job, _wp.job_fires):
     register_jitable(_f)
+# ... and a write's start, inlined where the loop calls it (once a write: a call
+# of a dozen arguments cost the default rack about 8 % of its speed). Not as
+# register_jitable(inline="always"): numba runs its dead-code elimination after
+# inlining such an overload, and that does not see an array taken out of the
+# loop's groups (sim.fast_kernel_state) as one of the arguments', so it drops
+# the stores to it. njit's inlining runs no such pass.
+write_start = njit(cache=True, inline="always")(_wp.write_start)
 
 INF = 1e300
 

@@ -20,7 +20,7 @@ from model.rack import lsm_rules as _rules, network as _nw, placement as _pl, se
 from . import counters as K, write_path as _wp
 from .fast_kernel_draws import exponential, log_draw, service_draw, u01
 # (first of the kernel's modules: it sets numba's cache directory)
-from .fast_kernel_jit import INF, _nonneg
+from .fast_kernel_jit import INF, _nonneg, write_start
 from .fast_kernel_queues import _ring_push, _tree_set
 from .fast_kernel_state import L_HEAD, L_HELD, L_TAIL, SL_COMMIT, SL_FREE, SL_SERVING, \
     SL_STOPPED, hist_bin
@@ -230,9 +230,9 @@ def _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead, rng_a
         extra = 0.0
         if pr.lsm_on and sl.w[i] != 0:
             p = sto.lp[0]
-            status, extra, sealed = _wp.write_start(sto.st, s, p, sto.jobs, sto.mach, t, bg[2],
-                                                    stn.wal_block[m], pr.sync_bytes, pr.sync_us,
-                                                    sto.synced, sto.rack)
+            status, extra, sealed = write_start(sto.st, s, p, sto.jobs, sto.mach, t, bg[2],
+                                                stn.wal_block[m], pr.sync_bytes, pr.sync_us,
+                                                sto.synced, sto.rack)
             if sealed:
                 cnt.G[K.G_SWITCHES] += 1.0
                 nt, nj = _wp.next_job(sto.st, p, sto.jobs, sto.mach, t)
