@@ -82,6 +82,9 @@ def run_chunk(t_end, done_cap, refresh_at, P, IP, IS, FS, rs, counts, stations, 
     rng = (rs[0], rs[1], rs[2], rs[3])      # the generator's state (u01)
     ret = 0
     t = t_end
+    # RocksDB's state may have changed (a seal or a job event: the jobs were
+    # advanced to that event, bg[2]) since the dynamics last read it
+    changed = sto.rack[R_CHANGES] > 0.0
     while True:
         t, kind = _next_event(t_end, hit.nt, arr.nt, rsp.nt, tree_nt, timer_nt, bg[0],
                               next_open, cores.nt)
@@ -145,9 +148,13 @@ def run_chunk(t_end, done_cap, refresh_at, P, IP, IS, FS, rs, counts, stations, 
         n_go = _slots_to_start(stn, sl, cnt, t, unstall_st, start_slot)
         rng, tree_nt, bg = _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead,
                                            rng_ahead, tree_nt, bg)
-        if cnt.G[G_DONE] >= done_cap:
-            break                   # the run's last query completed
-        if t >= refresh_at and sto.rack[R_CHANGES] > 0.0:
-            break                   # process times to follow RocksDB's state
+        if kind <= EV_SERVICE and cnt.G[G_DONE] >= done_cap:
+            break                   # the run's last query completed (a reply, a service end)
+        if bg[2] == t:
+            changed = True
+        if changed and t >= refresh_at:
+            if sto.rack[R_CHANGES] > 0.0:
+                break               # process times to follow RocksDB's state
+            changed = False         # (a job's fixed part ended: nothing they follow)
     _store(IS, FS, rs, t, ret, hit, arr, rsp, cores, bg, next_open, rng)
     return ret
