@@ -259,9 +259,8 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
                     b.update(1)
             cut = sum(bool(p.details.get("prefix_of_run")) for p in out)
             if cut:
-                print(f"NOTE: {cut} of the {len(out)} racks simulated for their run's first "
-                      f"{args.seconds:g} s only; without --seconds each whole run is",
-                      file=sys.stderr)
+                note(f"{cut} of the {len(out)} racks simulated for their run's first "
+                     f"{args.seconds:g} s only; without --seconds each whole run is")
             return out
         rot = predict_rotation(sc, profile, solve=solve)
     else:
@@ -362,16 +361,15 @@ def _prefix_note(pred: Prediction, args) -> None:
     """Say on stderr when a simulation covered only the first --seconds of the run."""
     d = pred.details
     if d.get("stuck"):
-        print(f"NOTE: an instance's writes stopped after {d.get('simulated_s', 0):.4g} s with "
-              "no flush or compaction to clear them (its L0 stop trigger below its compaction "
-              "trigger?): the run never ends; the figures are of its part before",
-              file=sys.stderr)
+        note(f"an instance's writes stopped after {d.get('simulated_s', 0):.4g} s with no "
+             "flush or compaction to clear them (its L0 stop trigger below its compaction "
+             "trigger?): the run never ends; the figures are of its part before")
         return
     if d.get("prefix_of_run") and not d.get("interrupted") and args.seconds is not None:
-        print(f"NOTE: simulated the run's first {args.seconds:g} s only ("
-              f"{d.get('requests', 0) / 1e6:.4g} of its {d.get('run_queries', 0) / 1e6:g} M "
-              "queries): the figures are that part's, not the whole run's; without --seconds "
-              "the whole run is simulated", file=sys.stderr)
+        note(f"simulated the run's first {args.seconds:g} s only ("
+             f"{d.get('requests', 0) / 1e6:.4g} of its {d.get('run_queries', 0) / 1e6:g} M "
+             "queries): the figures are that part's, not the whole run's; without --seconds "
+             "the whole run is simulated")
 
 
 def _done(pred: Prediction, args) -> int:

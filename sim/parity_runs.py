@@ -30,6 +30,10 @@ a kind needs them to fall behind). The kinds:
 
 from __future__ import annotations
 
+if __name__ == "__main__":   # the command: signals handled before the imports below
+    from runio.launch import launch
+    launch("sim.parity_runs:main")
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -194,7 +198,3 @@ def main(argv=None) -> int:
         return 0
 
     return run_command(action)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
