@@ -224,7 +224,7 @@ def _chunks_prediction(eng, cfg, spec: RackSpec, chunks: list[tuple[float, float
     res = SimResult(span_us=span, totals=totals, end_queued=end["queued"],
                     end_in_service=end["in_service"], end_in_flight=int(end["in_flight"]),
                     timeline=timeline, wall_s=time.perf_counter() - t0, engine="fast",
-                    end_us=t_us, finished=True, lsm=run_lsm.details(eng, t_us), trace=trace)
+                    end_us=t_us, finished=True, lsm=run_lsm.details(eng, t_us, cfg.lsm_spec), trace=trace)
     pred = _prediction(res, cfg, same_run(spec, info))
     info.seconds = t_us / 1e6
     info.window_s = span / 1e6

@@ -66,6 +66,7 @@ class SimConfig:
     lsm_state: np.ndarray | None = None
     lsm_jobs: np.ndarray | None = None
     lsm_machines: np.ndarray | None = None
+    lsm_spec: Any = None                      # the model.rack.lsm.LsmSpec they come from
     sync_bytes: float = 0.0                   # wal_bytes_per_sync (0: none)
     sync_block_us: float = 0.0                # a write's wait at each sync
     queries: float = math.inf                 # client requests the run covers
@@ -173,7 +174,7 @@ def storage_fields(lsm: lsm_mech.LsmSpec, machine_of, machines: int) -> dict[str
     its WAL syncs."""
     p, st, jobs, mach = lsm_mech.initial_state(lsm, machine_of, machines)
     return {"lsm": True, "lsm_params": np.asarray([p], dtype=lsm_rules.LSM_PARAMS),
-            "lsm_state": st, "lsm_jobs": jobs, "lsm_machines": mach,
+            "lsm_state": st, "lsm_jobs": jobs, "lsm_machines": mach, "lsm_spec": lsm,
             "sync_bytes": lsm.sync_bytes, "sync_block_us": lsm.sync_block_us}
 
 

@@ -173,7 +173,7 @@ def run_config(cfg: SimConfig, seconds: float | None = None, *, seed: int = 1,
     if cfg.lsm:
         # (at the engine's own time: a Ctrl-C can come after a chunk ran,
         # before it was counted)
-        res.lsm = run_lsm.details(eng, max(res.end_us, eng.now))
+        res.lsm = run_lsm.details(eng, max(res.end_us, eng.now), cfg.lsm_spec)
     return res
 
 

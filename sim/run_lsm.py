@@ -78,13 +78,17 @@ class RunTrace:
         return {"phases": phases, "per_second_mops": per_s.tolist()}
 
 
-def details(engine, t_us: float) -> dict:
+def details(engine, t_us: float, lsm_spec=None) -> dict:
     """``details["lsm"]`` of a run that ended at ``t_us``: the analytic
     solver's :func:`~model.solvers.trajectory.lsm_details` over the engine's
     state, its counters closed at ``t_us`` (``solves``: none, the simulator
-    solves nothing)."""
+    solves nothing). ``lsm_spec``: the :class:`~model.rack.lsm.LsmSpec` of
+    the config (else the sizes its rules' parameters hold)."""
     p, st, _jobs, _mach, rack = engine.lsm()
     lsm_rules.close_counters(st, t_us)
+    if lsm_spec is None:
+        lsm_spec = SimpleNamespace(entry_bytes=float(p.entry), memtable_bytes=float(p.memtable))
+    # (what lsm_details reads of the analytic solver's RunState)
     run = SimpleNamespace(st=st, p=p, t=t_us, stop_t=write_path.rack_stopped_us(rack, t_us),
-                          solves=0)
+                          solves=0, spec=SimpleNamespace(lsm=lsm_spec))
     return lsm_details(run)
