@@ -76,7 +76,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--engine", choices=("analytic", "sim"), default="analytic")
     p.add_argument("--runs", metavar="RUNS.csv", help="batch: predict every row of a runs CSV")
     p.add_argument("--out", metavar="OUT.csv", help="batch output CSV (with --runs)")
-    p.add_argument("--seconds", type=arg("seconds"), default=10.0, help="simulated seconds (--engine sim)")
+    p.add_argument("--seconds", type=arg("seconds"), default=None,
+                   help="--engine sim: simulate at most the run's first SECONDS (default: the "
+                        "whole run, its workload.queries_m queries)")
     p.add_argument("--seed", type=arg("seed"), default=1, help="random seed (--engine sim)")
     p.add_argument("--no-intervals", dest="intervals", action="store_false",
                    help="skip the 90 %% prediction intervals (with --runs the "
@@ -92,7 +94,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _ignored_options(p)
     s = sub.add_parser("simulate", help="discrete-event simulation with a per-second timeline")
     _common(s)
-    s.add_argument("--seconds", type=arg("seconds"), default=10.0, help="simulated seconds")
+    s.add_argument("--seconds", type=arg("seconds"), default=None,
+                   help="simulate at most the run's first SECONDS (default: the whole run, its "
+                        "workload.queries_m queries)")
     s.add_argument("--seed", type=arg("seed"), default=1)
     s.add_argument("--timeline", metavar="OUT.csv", help="write the per-second timeline")
     s.add_argument("--sim-engine", choices=("fast", "simpy"), default="fast",
@@ -212,6 +216,7 @@ def _predict(args) -> int:
         from sim.run import simulate
         pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
                         progress=wanted(args.progress, json=args.json))
+        _prefix_note(pred, args)
     elif args.intervals:
         from model.intervals import predict_one
         from runio.progress import bar, note_compiling
@@ -252,6 +257,10 @@ def _rotation(sc: Scenario, profile: Profile, args) -> int:
                 for r in racks:
                     out.append(sim.solve(r))
                     b.update(1)
+            cut = sum(bool(p.details.get("prefix_of_run")) for p in out)
+            if cut:
+                note(f"{cut} of the {len(out)} racks simulated for their run's first "
+                     f"{args.seconds:g} s only; without --seconds each whole run is")
             return out
         rot = predict_rotation(sc, profile, solve=solve)
     else:
@@ -285,7 +294,7 @@ def _print_rotation(rot, sc: Scenario, profile: Profile, args) -> None:
         f"cache) alone, then beside each of the other {rot.rotations - 1} that receive "
         "requests, in turn",
         f"engine {rot.engine}"
-        f"{f' ({args.seconds:g} simulated s per rack)' if rot.engine == 'sim' else ''}"
+        f"{_sim_length(args) if rot.engine == 'sim' else ''}"
         f", profile '{profile.name}'",
         "",
         f"  throughput           {rot.throughput_mops:.4f} MOPS (aggregate, switch hits included)"
@@ -311,6 +320,7 @@ def _simulate(args) -> int:
     from sim.run import simulate, write_timeline
     pred = simulate(sc, profile, seconds=args.seconds, seed=args.seed,
                     engine=args.sim_engine, progress=wanted(args.progress, json=args.json))
+    _prefix_note(pred, args)
     if args.timeline:
         write_timeline(pred, args.timeline)
     _emit(pred, sc, profile, args)
@@ -325,18 +335,48 @@ def _stopped_after(pred: Prediction) -> float | None:
     return interrupted_after(pred)
 
 
+def _sim_length(args) -> str:
+    """How much of each rotation rack's run is simulated."""
+    return (f" ({args.seconds:g} simulated s per rack at most)" if args.seconds is not None
+            else " (each rack's whole run)")
+
+
+def _progress_of(pred: Prediction, args) -> tuple[float, float, str]:
+    """(done, total, unit) of a simulation stopped by Ctrl-C: simulated
+    seconds of a capped run, else millions of the run's queries."""
+    if args.seconds is not None:
+        return _stopped_after(pred) or 0.0, args.seconds, "s simulated"
+    queries = pred.details.get("requests", 0) / 1e6
+    return round(queries, 6), pred.details.get("run_queries", 0.0) / 1e6, "M queries simulated"
+
+
 def _partial(pred: Prediction, args) -> str | None:
     """The PARTIAL line of a simulation stopped by Ctrl-C (None if it finished)."""
-    done = _stopped_after(pred)
-    return None if done is None else partial_text(done, args.seconds, "s simulated")
+    if _stopped_after(pred) is None:
+        return None
+    return partial_text(*_progress_of(pred, args))
+
+
+def _prefix_note(pred: Prediction, args) -> None:
+    """Say on stderr when a simulation covered only the first --seconds of the run."""
+    d = pred.details
+    if d.get("stuck"):
+        note(f"an instance's writes stopped after {d.get('simulated_s', 0):.4g} s with no "
+             "flush or compaction to clear them (its L0 stop trigger below its compaction "
+             "trigger?): the run never ends; the figures are of its part before")
+        return
+    if d.get("prefix_of_run") and not d.get("interrupted") and args.seconds is not None:
+        note(f"simulated the run's first {args.seconds:g} s only ("
+             f"{d.get('requests', 0) / 1e6:.4g} of its {d.get('run_queries', 0) / 1e6:g} M "
+             "queries): the figures are that part's, not the whole run's; without --seconds "
+             "the whole run is simulated")
 
 
 def _done(pred: Prediction, args) -> int:
     """0, or -- after the partial results were printed -- Ctrl-C's exit code 130."""
-    done = _stopped_after(pred)
-    if done is not None:
+    if _stopped_after(pred) is not None:
         timeline = getattr(args, "timeline", None)
-        raise Interrupted(done, args.seconds, "s simulated",
+        raise Interrupted(*_progress_of(pred, args),
                           f"the timeline so far is in {timeline}" if timeline else "")
     return 0
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from model.prediction import Prediction
 from model.rack import RackSpec
 
@@ -24,10 +22,9 @@ AGREE = 1.10
 #: a simulation noisier than this (relative standard error of its throughput)
 #: cannot judge a 10 % difference: inconclusive
 NOISY_SE = 0.10
-#: the analytic write-stop share from which an unreachable stop makes it inconclusive
-LSM_STOP = 0.01
 #: timeouts a run must span where the analytic threads spend TIMEOUT_SHARE of
-#: their time waiting them out (two are warm-up), else it is inconclusive
+#: their time waiting them out (the first of which no thread returns from),
+#: else it is inconclusive
 UNREACHED_TIMEOUTS = 3.0
 TIMEOUT_SHARE = 0.05
 
@@ -89,21 +86,28 @@ def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: Si
         over its statistics chunks, after running on where the wall budget
         allowed) is above the agreement tolerance, 10 %: the simulation
         cannot tell a 10 % difference from its own noise;
-    ``lsm-transient: ...``
-        the analytic answer has writes stopped (at least 1 % of the time, by
-        the whole run's memtables: :func:`model.rack.lsm.cycle_stats`), but at
-        the simulated rate the simulation fills fewer than ``maxnum``
-        memtables on every stopping instance -- the stop is a state the run
-        is too short to reach (the simulator's data scale grows the data, not
-        the memtables);
     ``timeouts-unreached: ...``
         the analytic threads spend at least 5 % of their time waiting out
         timeouts, but the simulated run (cut by the wall budget) spans fewer
-        than 3 of them, two of which are warm-up: no thread's sleep and
-        return fits in its statistics.
+        than 3 of them: no thread's sleep and return is a steady part of it.
+
+    ``stuck: ...``
+        the simulation reached a write stop no job can clear (an L0 stop
+        trigger below the compaction trigger): the run never ends, and
+        neither engine's throughput over it means anything.
+
+    (Both answers cover the same finite run, RocksDB's state from its
+    start, so no write stop is out of the simulation's reach: the
+    ``lsm-transient`` reason of a simulated horizon standing for a longer
+    run is gone.)
     """
     if "no_goodput" in sim.details and "no_goodput" in analytic.details:
         return ""
+    if info.stuck:
+        return (f"stuck: an instance's writes stopped with no flush or compaction to clear "
+                f"them after {info.seconds:.3g} simulated s (RocksDB raises "
+                "level0_stop_writes_trigger to the compaction trigger; the scenario's "
+                "storage.l0_stop below storage.l0_files is not): the run never ends")
     se = info.rel_se
     if not (se <= NOISY_SE):
         return (f"noisy: the simulated throughput's relative standard error is "
@@ -117,23 +121,8 @@ def inconclusive(spec: RackSpec, analytic: Prediction, sim: Prediction, info: Si
         return (f"timeouts-unreached: the analytic answer has the threads waiting out "
                 f"{c.timeout_us / 1e6:.3g} s timeouts {100 * share:.0f} % of their time, but "
                 f"the simulation ran {info.seconds:.3g} s, fewer than {UNREACHED_TIMEOUTS:g} "
-                "timeouts (two of them warm-up): a thread's sleep and return is a state its "
-                "run is too short to reach")
-    xa, xs = analytic.throughput_mops, sim.throughput_mops
-    stop = np.asarray(analytic.details.get("write_stop_fraction", []) or [], dtype=float)
-    fill = np.asarray(analytic.details.get("memtable_fill_s", []) or [], dtype=float)
-    if (analytic.stall_fraction >= LSM_STOP and xa > 0 and stop.size == fill.size
-            and stop.size > 0):
-        on = (stop > 0) & np.isfinite(fill) & (fill > 0)
-        if on.any():
-            filled = info.seconds * (max(xs, 0.0) / xa) / fill[on]
-            most = float(filled.max())
-            if most < spec.lsm.maxnum:
-                return (f"lsm-transient: the analytic answer has writes stopped "
-                        f"{100 * analytic.stall_fraction:.0f} % of the time, but at the simulated "
-                        f"rate the {info.seconds:.3g} s simulation fills at most {most:.3g} "
-                        f"memtables per instance, fewer than the {spec.lsm.maxnum} that stop "
-                        "writes")
+                "timeouts: a thread's sleep and return is a state its run is too short to "
+                "reach")
     return ""
 
 

@@ -1,19 +1,22 @@
 """The simulation behind ``python -m sim.agreement``: long enough to compare, bounded in time.
 
-:func:`simulate_for_check` runs the fast engine on a rack for a horizon of
-:func:`plan_seconds`, unless ``--seconds`` fixes it: long enough that 200,000
-requests complete at the analytic throughput, and, where a packet can be lost
-(a lossy wire, or a receive buffer smaller than the other threads) or a reply
-can be late, 30 timeouts, so the threads asleep after a loss and their
-resends reach their steady state; at least 2 simulated seconds, at most what
-the wall-time budget (``--sim-wall``, 7 s) allows at the speed the first
-chunk ran. The first 10 % of the horizon is a warm-up the statistics leave
-out (the rack starts empty and no timer fires before one timeout has
-passed). The simulator's own sampling error is estimated by batch means over
-the statistics chunks (:class:`SimInfo` ``rel_se``). As in
-:func:`sim.run.run_config`, the load-dependent inputs (idle penalty,
-WAL-switch block length) are updated from what each simulated second
-measured, and the simulation starts from the analytic answer's utilisations
+Both engines answer for the same finite run. :func:`simulate_for_check` runs
+the fast engine on a rack from the run's start (the loaded database,
+memtables empty) for a horizon of :func:`plan_seconds`, unless ``--seconds``
+fixes it: long enough that 200,000 requests complete at the analytic
+throughput, and, where a packet can be lost (a lossy wire, or a receive
+buffer smaller than the other threads) or a reply can be late, 30 timeouts,
+so the threads asleep after a loss and their resends reach their steady
+state; at least 2 simulated seconds, at most what the wall-time budget
+(``--sim-wall``, 7 s) allows at the speed the first chunk ran. The run is
+the requests completed within the horizon (:attr:`SimInfo.queries`): the
+analytic answer to compare with is that of the same rack over them
+(:func:`same_run`), every RocksDB count of both over the same writes. The
+simulator's own sampling error is estimated by batch means over its chunks
+(:class:`SimInfo` ``rel_se``). As in :func:`sim.run.run_config`, the
+load-dependent inputs (idle penalty, WAL-switch block length) are updated
+from what each simulated second measured and process times follow RocksDB's
+state, and the simulation starts from the analytic answer's utilisations
 (:func:`sim.dynamics.initial_load`). :func:`simulate_bounded` runs it in a
 forked child killed at the time limit.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -48,7 +51,6 @@ CHUNKS = 40
 #: where the wall budget allows, up to EXTEND times its planned horizon
 TARGET_SE = 0.03
 EXTEND = 16.0
-WARMUP = 0.1
 
 
 def _timeouts_matter(spec: RackSpec, x_mops: float) -> bool:
@@ -78,12 +80,20 @@ def plan_seconds(spec: RackSpec, x_mops: float) -> float:
 @dataclass
 class SimInfo:
     planned_s: float = 0.0          # simulated seconds wanted
-    seconds: float = 0.0            # simulated seconds run (warm-up included)
-    window_s: float = 0.0           # the statistics window
+    seconds: float = 0.0            # simulated seconds run
+    window_s: float = 0.0           # the statistics window (the whole run)
     rel_se: float = math.nan        # batch-means standard error of throughput, relative
     capped: bool = False            # the wall-time budget shortened the horizon
     extended: int = 0               # doublings of the horizon to bring the noise down
+    queries: float = 0.0            # the run: the requests completed within the horizon
+    stuck: bool = False             # a write stop no job can clear ended it
     chunk_mops: list = field(default_factory=list)
+
+
+def same_run(spec: RackSpec, info: SimInfo) -> RackSpec:
+    """``spec`` over the simulated run: its queries those the simulation
+    completed (the analytic answer to compare with is this rack's)."""
+    return replace(spec, queries=max(float(info.queries), 1.0))
 
 
 
@@ -91,12 +101,12 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
                        seconds: float | None = None, wall_s: float = SIM_WALL_S,
                        ) -> tuple[Prediction, SimInfo]:
     """The fast simulator's prediction of ``spec`` over a horizon long enough
-    to compare with ``analytic`` (:func:`plan_seconds`, or ``seconds``), its
-    first 10 % left out as warm-up; the data of the whole run spread over
-    the horizon as :func:`sim.run.simulate` does."""
+    to compare with ``analytic`` (:func:`plan_seconds`, or ``seconds``): the
+    run of the requests completed within it (``info.queries``;
+    :func:`same_run`)."""
     from .config import rack_config
-    from .dynamics import RackDynamics, load_of
-    from .run import _make_engine, _whole_run_scale
+    from .dynamics import STATE_GAP_US, RackDynamics, load_of
+    from .run import _make_engine
 
     info = SimInfo()
     why = no_completion(spec.clients, spec.placement.hit_ratio)
@@ -107,25 +117,26 @@ def simulate_for_check(spec: RackSpec, analytic: Prediction, seed: int = 1,
     H = float(seconds) if fixed else plan_seconds(spec, x_a)
     info.planned_s = H
     cfg = rack_config(spec)
-    initial = load_of(spec, analytic)
-    x0 = initial[2] if initial[2] > 0 else None
-    dyn = RackDynamics(spec, cfg, data_scale=_whole_run_scale(spec, H, x0), initial=initial)
+    cfg.queries = math.inf                  # the horizon ends the run
+    dyn = RackDynamics(spec, cfg, initial=load_of(spec, analytic))
     t0 = time.perf_counter()
     eng = _make_engine(cfg, seed, "fast")
-    chunks, H, t_us = _run_chunks(eng, dyn, spec, x_a, x0, H, fixed, wall_s, t0, info)
-    return _chunks_prediction(eng, dyn, cfg, spec, x_a, chunks, H, t_us, t0, info), info
+    eng.on_state, eng.state_gap_us = dyn.state_changed, STATE_GAP_US
+    chunks, H, t_us, trace = _run_chunks(eng, dyn, spec, x_a, H, fixed, wall_s, t0, info)
+    return _chunks_prediction(eng, cfg, spec, chunks, H, t_us, t0, info, trace), info
 
 
-def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, x0: float | None, H: float,
-                fixed: bool, wall_s: float, t0: float, info: SimInfo
-                ) -> tuple[list[tuple[float, float, dict]], float, float]:
+def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, H: float, fixed: bool, wall_s: float,
+                t0: float, info: SimInfo):
     """Run ``eng`` in chunks to the horizon ``H`` s, which (unless ``fixed``)
     grows where the run is too noisy and shrinks to the wall budget; the
-    chunks ``(start, end, counters)`` in us, the horizon reached, and the
-    simulated time run (us)."""
-    from .run import _whole_run_scale
+    chunks ``(start, end, counters)`` in us, the horizon reached, the
+    simulated time run (us) and the run's trace (:class:`sim.run_lsm.RunTrace`)."""
+    from .run import _stuck
+    from .run_lsm import RunTrace
 
     chunks: list[tuple[float, float, dict]] = []      # (start, end, counters) in us
+    trace = RunTrace()
     t_us = 0.0
     acc_span, acc_busy, acc_writes = 0.0, 0.0, 0.0
     # a tiny first chunk (about 2,000 requests, at most 20 ms: its wall time
@@ -140,13 +151,12 @@ def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, x0: float | None, H: float
             # the last chunk is next: where the simulation is still too noisy
             # to measure its own mean and the wall budget allows it, run on
             # (the horizon doubles, at most EXTEND times the plan)
-            se = _rel_se(chunks, _warm_s(spec, x_a, H), H)
+            se = _rel_se(chunks)
             spent = time.perf_counter() - t0
             if (not (se <= TARGET_SE) and H < EXTEND * info.planned_s
                     and spent * 1.1 < wall_s - spent):
                 H *= 2.0
                 target = H
-                dyn.data_scale = _whole_run_scale(spec, H, x0)
                 info.extended += 1
                 nxt = min(H * 1e6, t_us + step)
         w0 = time.perf_counter()
@@ -155,6 +165,7 @@ def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, x0: float | None, H: float
             eng.carry_over(c)         # a service crossing the boundary is split at it
         rate = (time.perf_counter() - w0) / ((nxt - t_us) / 1e6)     # wall s per simulated s
         chunks.append((t_us, nxt, c))
+        trace.chunk(t_us, nxt, c["done"], eng.lsm())
         # the load-dependent inputs move once per simulated second at least,
         # from what that second measured (as sim.run.run_config's chunks of
         # one second do): a short chunk's few writes would make a noisy
@@ -163,9 +174,14 @@ def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, x0: float | None, H: float
         acc_busy = acc_busy + c["busy"]
         acc_writes = acc_writes + c["writes"]
         if acc_span >= 1e6 - 1e-3:
-            dyn.update(acc_span, acc_busy, acc_writes)
+            dyn.update(acc_span, acc_busy, acc_writes, eng.lsm())
             acc_span, acc_busy, acc_writes = 0.0, 0.0, 0.0
         t_us = nxt
+        if _stuck(eng):
+            # a write stop no job can clear: nothing moves any more
+            info.stuck = True
+            H = t_us / 1e6
+            break
         left = wall_s - (time.perf_counter() - t0)
         if not fixed:
             # unless --seconds fixes it, the horizon shrinks to what the wall
@@ -173,10 +189,7 @@ def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, x0: float | None, H: float
             # has been run (the first chunk touches the queues' memory, and a
             # rack whose threads soon sleep out timeouts runs slower at first)
             reach = t_us / 1e6 + max(left, 0.0) / max(rate, 1e-12)
-            H_new = max(min(target, reach), t_us / 1e6)
-            if H_new != H:
-                H = H_new
-                dyn.data_scale = _whole_run_scale(spec, H, x0)
+            H = max(min(target, reach), t_us / 1e6)
         if not info.extended and len(chunks) < CHUNKS:
             step = max((H * 1e6 - t_us) / (CHUNKS - len(chunks)), 1.0)
         # (once extended, or past CHUNKS chunks after the horizon grew back,
@@ -184,57 +197,46 @@ def _run_chunks(eng, dyn, spec: RackSpec, x_a: float, x0: float | None, H: float
         # planned to take more than half the wall time left
         if not fixed and left > 0:
             step = max(min(step, 0.5 * left / max(rate, 1e-12) * 1e6), 1.0)
-    return chunks, H, t_us
+    return chunks, H, t_us, trace
 
 
-def _chunks_prediction(eng, dyn, cfg, spec: RackSpec, x_a: float,
-                       chunks: list[tuple[float, float, dict]], H: float, t_us: float,
-                       t0: float, info: SimInfo) -> Prediction:
-    """The prediction of the chunks past the warm-up (and of the last one,
-    whatever the warm-up), the timeline of them all; fills in ``info``."""
-    from . import counters
+def _chunks_prediction(eng, cfg, spec: RackSpec, chunks: list[tuple[float, float, dict]],
+                       H: float, t_us: float, t0: float, info: SimInfo, trace) -> Prediction:
+    """The prediction of the whole simulated run (every chunk: the analytic
+    answer covers the run from its first query) and its timeline; fills in
+    ``info``."""
+    from . import counters, run_lsm
     from .run import SimResult, _prediction, _timeline_row
 
     info.capped = H < info.planned_s * (1 - 1e-9)
-    warm_s = _warm_s(spec, x_a, H)
     totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
     totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
     totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
-    timeline, span_stat = [], 0.0
+    timeline, span = [], 0.0
     for a_us, b_us, c in chunks:
         timeline.append(_timeline_row(b_us / 1e6, b_us - a_us, c, cfg))
-        if a_us >= warm_s * 1e6 - 1e-6 or b_us >= H * 1e6 - 1e-6:
-            for key in totals:
-                totals[key] = totals[key] + c[key]
-            span_stat += b_us - a_us
-            info.chunk_mops.append(c["done"] / (b_us - a_us))
-    wall = time.perf_counter() - t0
+        for key in totals:
+            totals[key] = totals[key] + c[key]
+        span += b_us - a_us
+        info.chunk_mops.append(c["done"] / (b_us - a_us))
+    info.queries = float(totals["done"])
     end = eng.end_state()
-    res = SimResult(span_us=span_stat, totals=totals, end_queued=end["queued"],
+    res = SimResult(span_us=span, totals=totals, end_queued=end["queued"],
                     end_in_service=end["in_service"], end_in_flight=int(end["in_flight"]),
-                    timeline=timeline, wall_s=wall, engine="fast")
-    pred = _prediction(res, cfg, spec, dyn.data_scale)
+                    timeline=timeline, wall_s=time.perf_counter() - t0, engine="fast",
+                    end_us=t_us, finished=True, lsm=run_lsm.details(eng, t_us, cfg.lsm_spec), trace=trace)
+    pred = _prediction(res, cfg, same_run(spec, info))
     info.seconds = t_us / 1e6
-    info.window_s = span_stat / 1e6
-    info.rel_se = _rel_se(chunks, warm_s, H)
+    info.window_s = span / 1e6
+    info.rel_se = _rel_se(chunks)
     return pred
 
 
-def _warm_s(spec: RackSpec, x_a: float, H: float) -> float:
-    """The warm-up of a horizon of ``H`` s: a tenth of it, and where timeouts
-    matter two of them (no timer fires before one has passed), up to 30 %."""
-    warm_s = WARMUP * H
-    if _timeouts_matter(spec, x_a):
-        warm_s = max(warm_s, min(2.0 * spec.clients.timeout_us / 1e6, 0.3 * H))
-    return warm_s
-
-
-def _rel_se(chunks, warm_s: float, H: float) -> float:
-    """Batch-means relative standard error of the throughput over the
-    statistics chunks (NaN with fewer than 4; 0 when none completes anything:
-    a window with no completion at all measures zero exactly)."""
-    xs = np.asarray([c["done"] / (b - a) for a, b, c in chunks
-                     if (a >= warm_s * 1e6 - 1e-6 or b >= H * 1e6 - 1e-6) and b > a])
+def _rel_se(chunks) -> float:
+    """Batch-means relative standard error of the throughput over the chunks
+    (NaN with fewer than 4; 0 when none completes anything: a run with no
+    completion at all measures zero exactly)."""
+    xs = np.asarray([c["done"] / (b - a) for a, b, c in chunks if b > a])
     if len(xs) < 4:
         return math.nan
     if xs.mean() <= 0:

@@ -16,6 +16,12 @@ holds one core for an exponential time, threads queue for them FIFO;
 commit lock for an exponential time, FIFO; :mod:`model.rack.service`). Zero
 turns either off.
 
+RocksDB (``lsm``): the run starts from the state of
+:func:`model.rack.lsm.initial_state` (the loaded database, memtables empty),
+which each engine copies and moves by :mod:`sim.write_path`; a run covers
+``queries`` client requests (:func:`sim.run.run_config` ends it at the last
+one).
+
 Arrays that change between chunks (load-dependent service means, WAL switch
 blocks) are updated in place by :class:`sim.dynamics.RackDynamics`; the
 engines read them when a service starts.
@@ -30,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from model.errors import InputError
-from model.rack import RackSpec, lsm as lsm_mech
+from model.rack import RackSpec, lsm as lsm_mech, lsm_rules
 
 
 @dataclass
@@ -53,12 +59,23 @@ class SimConfig:
     open_probs: np.ndarray | None = None
     open_write: bool = True
     lsm: bool = False
-    lsm_params: np.ndarray | None = None      # model.rack.lsm.event_params
+    # RocksDB's rules' parameters and starting state (model.rack.lsm.initial_state):
+    # a one-record array of lsm_rules.LSM_PARAMS, the instances (one per
+    # station), the job table, the machines; default: nothing written, no job
+    lsm_params: np.ndarray | None = None
+    lsm_state: np.ndarray | None = None
+    lsm_jobs: np.ndarray | None = None
+    lsm_machines: np.ndarray | None = None
+    lsm_spec: Any = None                      # the model.rack.lsm.LsmSpec they come from
+    sync_bytes: float = 0.0                   # wal_bytes_per_sync (0: none)
+    sync_block_us: float = 0.0                # a write's wait at each sync
+    queries: float = math.inf                 # client requests the run covers
     station_machine: np.ndarray | None = None
     machines: int = 1
     wal_block_us: np.ndarray | None = None    # per machine
     cores: int = 0
     ctx_penalty: float = 0.0
+    bg_shares_cores: bool = True               # RocksDB's jobs run on the workers' cores
     start_spread_us: float = 0.0               # clients start uniformly over [0, spread)
     client_cpu_us: float = 0.0                 # client core time per send (mean; 0: none)
     client_cores: int = 0                      # over all client machines (0: one per thread)
@@ -90,7 +107,10 @@ class SimConfig:
             self.wal_block_us = np.zeros(self.machines)
         self.wal_block_us = np.asarray(self.wal_block_us, dtype=float).copy()
         if self.lsm_params is None:
-            self.lsm_params = np.zeros(lsm_mech.P_N)
+            self.lsm_params = np.zeros(1, dtype=lsm_rules.LSM_PARAMS)
+        if self.lsm_state is None:
+            self.lsm_state, self.lsm_jobs, self.lsm_machines = lsm_rules.new_state(
+                n, self.machines, self.station_machine)
         for name in ("client_cpu_us", "txn_commit_us"):
             v = float(getattr(self, name))
             if not (v >= 0.0 and math.isfinite(v)):
@@ -145,6 +165,19 @@ class SimConfig:
         return np.minimum(self.buffer_pkts, bound)
 
 
+def storage_fields(lsm: lsm_mech.LsmSpec, machine_of, machines: int) -> dict[str, Any]:
+    """The :class:`SimConfig` fields of RocksDB's write path compiled as
+    ``lsm`` (:func:`model.rack.lsm.compile_lsm`, or an
+    :class:`~model.rack.lsm.LsmSpec` made by hand for a test rack), one
+    instance per station on machine ``machine_of[station]``: its rules'
+    parameters and starting state (:func:`model.rack.lsm.initial_state`),
+    its WAL syncs."""
+    p, st, jobs, mach = lsm_mech.initial_state(lsm, machine_of, machines)
+    return {"lsm": True, "lsm_params": np.asarray([p], dtype=lsm_rules.LSM_PARAMS),
+            "lsm_state": st, "lsm_jobs": jobs, "lsm_machines": mach, "lsm_spec": lsm,
+            "sync_bytes": lsm.sync_bytes, "sync_block_us": lsm.sync_block_us}
+
+
 def rack_config(spec: RackSpec) -> SimConfig:
     """The compiled rack as an engine config (service means are set by the dynamics)."""
     pl, c, nw, sv = spec.placement, spec.clients, spec.network, spec.service
@@ -160,9 +193,9 @@ def rack_config(spec: RackSpec) -> SimConfig:
         write_frac=np.asarray(pl.write_frac), service_cv=sv.cv,
         buffer_pkts=np.full(n, max(0, nw.buffer_pkts), dtype=np.int64),
         open_rate_per_us=pl.evict_per_us, open_probs=np.asarray(pl.evict_probs), open_write=True,
-        lsm=True, lsm_params=lsm_mech.event_params(spec.lsm),
+        **storage_fields(spec.lsm, pl.machine_of, pl.machines), queries=float(spec.queries),
         station_machine=np.asarray(pl.machine_of, dtype=np.int64), machines=pl.machines,
-        cores=sv.cores, ctx_penalty=sv.ctx_penalty,
+        cores=sv.cores, ctx_penalty=sv.ctx_penalty, bg_shares_cores=sv.bg_shares_cores,
         client_cpu_us=c.cpu_us, client_cores=c.cores, txn_commit_us=sv.txn_commit_us,
         start_spread_us=c.send_us + c.miss_rtt_us,
         recv_floor_us=sv.recv_floor_us, gap_us=sv.gap_us,

@@ -2,14 +2,23 @@
 
 The mechanisms say how a worker's mean service time depends on load
 (:func:`model.rack.service.load_factor`: idle slowdown, busy peers) and on
-the data written so far (:func:`model.rack.service.cost_at`), and how long a
-WAL switch blocks at the machine's write rate
+its instance's state (:func:`model.rack.service.cost_in_state`: the
+immutable memtables and the SST places a lookup meets, the background jobs
+running on its machine, as RocksDB's rules have moved them so far), and how
+long a WAL switch blocks at the machine's write rate
 (:func:`model.rack.lsm.wal_block_us`). The simulators evaluate them between
-chunks at what the last chunk measured; the engines read the updated arrays
-of the :class:`~sim.config.SimConfig` when a service starts.
+chunks at what the last chunk measured and the state it ended in (the
+analytic solver by phases, :mod:`model.solvers.trajectory`, re-solves the
+rack when they drift); the engines read the updated arrays of the
+:class:`~sim.config.SimConfig` when a service starts.
 
-``data_scale`` counts every simulated write as that many writes of data, so
-a short simulation can preview how a whole run's data growth slows it down.
+The load-dependent factors follow each chunk (a simulated second: the
+utilisations of a shorter stretch would be noise). The state-dependent cost
+follows RocksDB's state more closely: the engines hand the dynamics their
+state (:meth:`RackDynamics.state_changed`) at the first event at least
+:data:`STATE_GAP_US` after the last time once a memtable was sealed or a
+job finished, so a worker's process time trails its instance's state by at
+most that (the analytic solver re-solves once a process time drifts by 2 %).
 
 The first chunk starts from the analytic solver's answer for the same rack
 (:func:`initial_load`), so it runs near the load the run settles at.
@@ -17,34 +26,53 @@ The first chunk starts from the analytic solver's answer for the same rack
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 import numpy as np
 
-import math
-
-from model.rack import RackSpec, lsm as lsm_mech, service as svc_mech
+from model.rack import RackSpec, lsm as lsm_mech, lsm_rules, service as svc_mech
 
 from .config import SimConfig
 
 MIB = lsm_mech.MIB
+#: us of simulated time between two hand-overs of RocksDB's state at most
+#: (the process times' lag behind it)
+STATE_GAP_US = 5_000.0
 
 
 class RackDynamics:
     """``initial``: :func:`initial_load` of ``spec``, when the caller has it already."""
 
-    def __init__(self, spec: RackSpec, cfg: SimConfig, data_scale: float = 1.0,
+    def __init__(self, spec: RackSpec, cfg: SimConfig,
                  initial: tuple[np.ndarray, np.ndarray, float] | None = None):
         self.spec = spec
         self.cfg = cfg
-        self.data_scale = float(data_scale)
         self.machine_of = np.asarray(spec.placement.machine_of, dtype=np.int64)
-        self.writes = np.zeros(spec.servers)
         util, mbps, _ = initial if initial is not None else initial_load(spec)
         self.util, self.machine_mbps = util.copy(), mbps.copy()
+        self.observe(cfg.lsm_state, cfg.lsm_machines)
+        self.apply()
+
+    def observe(self, st, mach) -> None:
+        """The RocksDB state the next chunk's process times follow
+        (:mod:`model.rack.lsm_rules` arrays: instances, machines)."""
+        n = self.spec.servers
+        self.imm = np.asarray(st["imm"][:n], dtype=float)
+        self.probes = np.array([lsm_rules.probes(st, i) for i in range(n)], dtype=float)
+        bg = np.array([lsm_rules.bg_running(mach, m) for m in range(len(mach))], dtype=float)
+        # background jobs compete with the workers only on the cores they share
+        self.bg = bg[self.machine_of] if self.spec.service.bg_shares_cores else \
+            np.zeros(n)
+
+    def state_changed(self, lsm: tuple) -> None:
+        """An engine's RocksDB state changed (its ``lsm()``): process times in it."""
+        self.observe(lsm[1], lsm[3])
         self.apply()
 
     def apply(self) -> None:
         sv = self.spec.service
-        cost = svc_mech.cost_at(sv, self.writes * self.data_scale)
+        cost = svc_mech.cost_in_state(sv, self.imm, self.probes, self.bg)
         peers = svc_mech.busy_peers(self.util, self.machine_of)
         proc = cost * svc_mech.load_factor(self.util, peers, sv.idle_penalty, sv.share_penalty)
         self.cfg.service_mean_us[:] = proc + sv.recv_floor_us + sv.gap_us
@@ -52,11 +80,15 @@ class RackDynamics:
         self.cfg.wal_block_us[:] = lsm_mech.wal_block_us(ls.wal, ls.wal_block_base_us,
                                                          ls.wal_block_us_per_mbps, self.machine_mbps)
 
-    def update(self, span_us: float, busy_us: np.ndarray, writes: np.ndarray) -> None:
+    def update(self, span_us: float, busy_us: np.ndarray, writes: np.ndarray,
+               lsm: tuple | None = None) -> None:
+        """What a chunk of ``span_us`` measured (busy time and writes per
+        worker) and, with ``lsm`` (an engine's ``lsm()``), the state it ended in."""
         if span_us <= 0:
             return
         self.util = np.clip(busy_us / span_us, 0.0, 1.0)
-        self.writes = self.writes + writes
+        if lsm is not None:
+            self.observe(lsm[1], lsm[3])
         per_machine = np.bincount(self.machine_of, weights=writes * self.spec.lsm.entry_bytes,
                                   minlength=self.cfg.machines)
         self.machine_mbps = per_machine / MIB / (span_us / 1e6)
@@ -66,7 +98,10 @@ class RackDynamics:
 def initial_load(spec: RackSpec) -> tuple[np.ndarray, np.ndarray, float]:
     """Utilisations, machine write rates (MiB/s) and throughput (requests per
     us) to start a simulation from: the analytic solver's prediction of the
-    same rack (:func:`model.solvers.analytic.solve`), every mechanism in.
+    same rack in the run's first state (:func:`model.solvers.analytic.solve`
+    of a run of one query: its first phase, every mechanism in; the whole
+    run's trajectory would cost a solve per phase, for nothing the start
+    needs).
 
     Where it predicts no throughput (no request can complete: a strict
     client's timeout shorter than any reply, or a solve that found none) the
@@ -74,7 +109,7 @@ def initial_load(spec: RackSpec) -> tuple[np.ndarray, np.ndarray, float]:
     resends of stuck threads; idle where it has none)."""
     # imported here: the solver compiles (or loads its compiled code) on first use
     from model.solvers.analytic import solve
-    return load_of(spec, solve(spec))
+    return load_of(spec, solve(replace(spec, queries=1.0)))
 
 
 def load_of(spec: RackSpec, pred) -> tuple[np.ndarray, np.ndarray, float]:

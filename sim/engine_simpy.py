@@ -17,12 +17,13 @@ doing the scheduling. Processes:
   core to resend it hands that core time to the next request);
 * delivery callbacks: constant network delays;
 * ``_worker``: one per worker slot, FCFS from its station's receive buffer
-  (a :class:`simpy.Store`), with RocksDB's write stop before a write and,
-  with ``cfg.txn_commit_us`` > 0, the write's commit after its service
-  through its machine's commit path (a FIFO :class:`simpy.Resource` of one,
-  held for an exponential time);
-* background events (flush and compaction jobs on the machines' disks) from
-  :func:`model.rack.lsm.bg_next`, rescheduled whenever the state changes;
+  (a :class:`simpy.Store`), with RocksDB's write path before a write
+  (:func:`sim.write_path.write_start`: a stop, pacing, the memtable, a WAL
+  switch or sync) and, with ``cfg.txn_commit_us`` > 0, the write's commit
+  after its service through its machine's commit path (a FIFO
+  :class:`simpy.Resource` of one, held for an exponential time);
+* job events (flush and compaction jobs on the machines' disks) from
+  :func:`sim.write_path.next_job`, rescheduled whenever the jobs change;
 * ``_open_source``: Poisson write-backs of evicted keys (or the requests of
   an open network).
 
@@ -42,10 +43,10 @@ import math
 import numpy as np
 import simpy
 
-from model.rack import clients as cl_mech, lsm as lsm_mech, network as nw_mech, \
+from model.rack import clients as cl_mech, lsm_rules, network as nw_mech, \
     placement as pl_mech, service as svc_mech
 
-from . import counters
+from . import counters, write_path
 from .config import SimConfig
 
 __all__ = ["SimpyEngine"]
@@ -117,11 +118,24 @@ class SimpyEngine:
         self.buf = np.minimum(cfg.buffer_pkts, cfg.queue_capacity())
         self.busy_slots = np.zeros(n, dtype=np.int64)
         self.m_busy = np.zeros(cfg.machines, dtype=np.int64)
-        self.ls, self.li, self.mach = lsm_mech.new_state(n, cfg.machines,
-                                                         cfg.lsm_params[lsm_mech.P_MEM], self.rng,
-                                                         cfg.lsm_params[lsm_mech.P_SYNC_BYTES])
-        self.flush_done = [self.env.event() for _ in range(n)]
+        # RocksDB's state as the run starts (sim.config.rack_config), moved by
+        # sim.write_path; the time the jobs were last advanced to
+        lp, self.st, self.jobs, self.mach = (a.copy().view(np.recarray) for a in (
+            cfg.lsm_params, cfg.lsm_state, cfg.lsm_jobs, cfg.lsm_machines))
+        self.p = lp[0]
+        self.synced = np.zeros(n)
+        self.rack = write_path.new_rack()
+        self.t_jobs = 0.0
+        self.stop_cleared = [self.env.event() for _ in range(n)]
         self._bg_version = 0
+        self._cap_left = math.inf               # requests the chunk may still complete
+        self._cap = None                        # event: they have
+        #: called with lsm() when RocksDB's state changed, at most every state_gap_us
+        #: (as sim.fast.FastEngine.run_until)
+        self.on_state = None
+        self.state_gap_us = 0.0
+        self._refresh_at = 0.0
+        self._refresh_due = False
         self.in_flight = 0
         self.cores_on = cfg.client_cpu_us > 0 and cfg.n_clients > 0
         self.client_cores = simpy.Resource(self.env, capacity=max(1, cfg.client_cores_used))
@@ -264,7 +278,7 @@ class SimpyEngine:
         if cl.done is not None and not cl.done.triggered and att >= cl.first and \
                 cl_mech.reply_completes(self.cfg.retry, att, cl.att, cl.first):
             lat = self.env.now - cl.start
-            G[counters.G_DONE] += 1
+            self._done_one()
             if hit:
                 G[counters.G_HITS] += 1
             if att > cl.first:
@@ -280,6 +294,13 @@ class SimpyEngine:
             if self.cfg.retry == cl_mech.RETRY_FARREACH and cl.rearm is not None \
                     and not cl.rearm.triggered and not cl.done.triggered:
                 cl.rearm.succeed()
+
+    def _done_one(self):
+        """A request completed: the chunk ends when its cap is reached."""
+        self.G[counters.G_DONE] += 1
+        if self._cap is not None and self.G[counters.G_DONE] >= self._cap_left \
+                and not self._cap.triggered:
+            self._cap.succeed()
 
     def _latency(self, lat: float):
         self.G[counters.G_LAT] += lat
@@ -309,7 +330,6 @@ class SimpyEngine:
     def _worker(self, s: int):
         env, cfg, C = self.env, self.cfg, self.C
         m = int(cfg.station_machine[s])
-        p = cfg.lsm_params
         slot = _Slot(s)
         self._slots.append(slot)
         while True:
@@ -319,17 +339,20 @@ class SimpyEngine:
             extra = 0.0
             if cfg.lsm and pkt.write:
                 while True:
-                    status, extra, switched, started = lsm_mech.write_start(
-                        s, m, env.now, p, self.ls, self.li, self.mach, cfg.wal_block_us)
-                    if switched:
+                    status, extra, sealed = write_path.write_start(
+                        self.st, s, self.p, self.jobs, self.mach, env.now, self.t_jobs,
+                        float(cfg.wal_block_us[m]), cfg.sync_bytes, cfg.sync_block_us,
+                        self.synced, self.rack)
+                    if sealed:
                         self.G[counters.G_SWITCHES] += 1
-                    if started:
+                        self.t_jobs = env.now
                         self._bg_reschedule()
-                    if status == lsm_mech.GO:
+                        self._state_changed()
+                    if status == write_path.GO:
                         break
-                    # write stop: block until a flush of this instance completes
+                    # write stop: block until a job event of this instance clears it
                     slot.since = env.now
-                    yield self.flush_done[s]
+                    yield self.stop_cleared[s]
                     C[s, counters.C_STALL] += env.now - slot.since
                     slot.since = None
             work = svc_mech.draw_service(float(cfg.service_mean_us[s]), cfg.service_shape,
@@ -338,7 +361,9 @@ class SimpyEngine:
             if cfg.cores > 0:
                 work = svc_mech.stretched(
                     work, cfg.service_fixed_us,
-                    svc_mech.stretch(self.m_busy[m] + self.mach[m, lsm_mech.M_BG], cfg.cores,
+                    svc_mech.stretch(self.m_busy[m] + (lsm_rules.bg_running(self.mach, m)
+                                                       if cfg.bg_shares_cores else 0),
+                                     cfg.cores,
                                      cfg.ctx_penalty))
             C[s, counters.C_BLOCK] += extra
             slot.bend = env.now + extra
@@ -358,8 +383,6 @@ class SimpyEngine:
             slot.on = False
             if pkt.write:
                 C[s, counters.C_WRITES] += 1
-                if cfg.lsm:
-                    lsm_mech.write_done(s, p, self.ls)
             if pkt.client >= 0:
                 self._later(cfg.miss_rtt_us / 2, self._reply, pkt.client, pkt.att, False)
             else:                    # open packet: a write-back, or an open network's request
@@ -367,40 +390,72 @@ class SimpyEngine:
                 self.G[counters.G_OPEN_DONE] += 1
                 self.G[counters.G_OPEN_RESP] += r
                 if cfg.n_clients == 0:
-                    self.G[counters.G_DONE] += 1
+                    self._done_one()
                     self._latency(r)
 
     def _bg_reschedule(self):
-        """(Re)schedule the next background event after the state changed."""
+        """(Re)schedule the next job event after the jobs changed."""
         self._bg_version += 1
-        cfg = self.cfg
-        t, s, kind = lsm_mech.bg_next(cfg.lsm_params, cfg.station_machine, self.ls, self.li,
-                                      self.mach)
-        if kind == lsm_mech.EV_NONE:
+        t, j = write_path.next_job(self.st, self.p, self.jobs, self.mach, self.env.now)
+        if j < 0:
             return
         v = self._bg_version
         ev = self.env.timeout(max(0.0, t - self.env.now))
-        ev.callbacks.append(lambda _e: self._bg_fire(v, s, kind))
+        ev.callbacks.append(lambda _e: self._bg_fire(v, j))
 
-    def _bg_fire(self, version: int, s: int, kind: int):
+    def _bg_fire(self, version: int, j: int):
         if version != self._bg_version:
-            return              # the state changed since this was scheduled
-        cfg = self.cfg
-        if lsm_mech.bg_event(s, kind, self.env.now, cfg.lsm_params, cfg.station_machine,
-                             self.ls, self.li, self.mach):
-            self.G[counters.G_FLUSHES] += 1
-            done, self.flush_done[s] = self.flush_done[s], self.env.event()
+            return              # the jobs changed since this was scheduled
+        kind, finished, release = write_path.job_fires(self.st, self.p, self.jobs, self.mach, j,
+                                                       self.env.now, self.t_jobs, self.rack)
+        self.t_jobs = self.env.now
+        if finished:
+            self.G[counters.G_FLUSHES if kind == lsm_rules.FLUSH else counters.G_COMPACTIONS] += 1
+            self._state_changed()
+        if release >= 0:
+            done, self.stop_cleared[release] = self.stop_cleared[release], self.env.event()
             done.succeed()
-        elif kind == lsm_mech.EV_COMPACTION:
-            self.G[counters.G_COMPACTIONS] += 1
         self._bg_reschedule()
 
+    def _state_changed(self):
+        """RocksDB's state changed: hand it to ``on_state`` now, or once
+        ``state_gap_us`` has passed since the last time."""
+        if self.on_state is None or self._refresh_due:
+            return
+        if self.env.now >= self._refresh_at:
+            self._refresh()
+            return
+        self._refresh_due = True
+        ev = self.env.timeout(self._refresh_at - self.env.now)
+        ev.callbacks.append(lambda _e: self._refresh())
+
+    def _refresh(self):
+        self._refresh_due = False
+        self.on_state(self.lsm())
+        self._refresh_at = self.env.now + self.state_gap_us
+
     # ---- engine interface ----
-    def run_until(self, t_us: float) -> dict:
+    @property
+    def now(self) -> float:
+        return float(self.env.now)
+
+    def lsm(self) -> tuple:
+        """As :meth:`sim.fast.FastEngine.lsm`."""
+        return self.p, self.st, self.jobs, self.mach, self.rack
+
+    def run_until(self, t_us: float, done_cap: float = math.inf) -> dict:
+        """As :meth:`sim.fast.FastEngine.run_until`."""
         self.G[:] = 0.0
         self.C[:] = 0.0
         self.hist[:] = 0
-        self.env.run(until=t_us)
+        if math.isfinite(done_cap):
+            self._cap_left = done_cap
+            self._cap = self.env.event()
+            self.env.run(until=self.env.any_of([self.env.timeout(max(t_us - self.env.now, 0.0)),
+                                                self._cap]))
+            self._cap = None
+        else:
+            self.env.run(until=t_us)
         self.C[:, counters.C_BLOCK] += self._block_carry
         self._block_carry[:] = 0.0
         return counters.as_dict(self.G, self.C, self.hist)

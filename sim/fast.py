@@ -35,9 +35,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from model.errors import InputError
-from model.rack import lsm as lsm_mech, placement as pl_mech
+from model.rack import lsm_rules, placement as pl_mech
 
-from . import counters
+from . import counters, write_path
 from . import fast_kernel as K
 from .config import SimConfig
 
@@ -123,12 +123,15 @@ def layout(cfg: SimConfig, sz: Sizing | None = None) -> dict[str, tuple[str, tup
     add("fixed", _F, counters.G_N, "G")
     add("fixed", _I, counters.HIST_BINS, "hist")
     add("fixed", _U, 4, "rs")
+    add("fixed", np.dtype(lsm_rules.LSM_PARAMS), 1, "lp")
+    add("fixed", _F, write_path.R_N, "rack")
     # per station
     add("stations", _F, (n, counters.C_N), "C")
     add("stations", _F, n, "st_acc", "open_acc", "block_carry")
     add("stations", _I, n, "st_alias", "open_alias", "st_c", "st_slot0", "st_buf", "q_h", "q_n")
-    add("stations", _F, (n, lsm_mech.S_NF), "ls")
-    add("stations", _I, (n, lsm_mech.I_NI), "li")
+    add("stations", _F, n, "synced")
+    add("stations", np.dtype(lsm_rules.INSTANCE), n, "st")
+    add("stations", np.dtype(lsm_rules.JOB), len(cfg.lsm_jobs), "jobs")
     # the workers' receive queues: one ring per station, of the largest capacity
     add("queues", _I, (n, sz.queue), "q_c", "q_a", "q_w")
     add("queues", _F, (n, sz.queue), "q_t")
@@ -142,7 +145,7 @@ def layout(cfg: SimConfig, sz: Sizing | None = None) -> dict[str, tuple[str, tup
     add("slots", _I, slots + 1, "sl_go")
     add("slots", _F, slots + 1, "sl_go_t")
     # per machine
-    add("machines", _F, (mc, lsm_mech.M_NM), "mach")
+    add("machines", np.dtype(lsm_rules.MACHINE), mc, "mach")
     add("machines", _I, mc, "m_busy")
     add("machines", _I, (mc, K.L_N), "m_lock")
     # per client thread: its request, its timer, its time at the client cores
@@ -276,6 +279,9 @@ def _parameters(cfg: SimConfig, sz: Sizing, new) -> tuple[np.ndarray, np.ndarray
     P[K.P_FIXED] = cfg.service_fixed_us
     P[K.P_CPU] = cfg.client_cpu_us
     P[K.P_TXN] = cfg.txn_commit_us
+    P[K.P_SYNC_BYTES] = cfg.sync_bytes
+    P[K.P_SYNC_US] = cfg.sync_block_us
+    P[K.P_BG_CORES] = 1.0 if cfg.bg_shares_cores else 0.0
     IP = new("IP")
     IP[K.I_CLIENTS] = sz.clients
     IP[K.I_ST] = cfg.stations
@@ -335,16 +341,17 @@ def _slots(cfg: SimConfig, sz: Sizing, new, servers: np.ndarray) -> K.Slots:
                    go=new("sl_go"), go_t=new("sl_go_t"))
 
 
-def _storage(cfg: SimConfig, new, rng: np.random.Generator) -> K.Storage:
-    """RocksDB's state (:mod:`model.rack.lsm`, its first syncs drawn from
-    ``rng``), the machines' busy workers and their commit paths (free)."""
-    ls, li, mach = lsm_mech.new_state(cfg.stations, cfg.machines, cfg.lsm_params[lsm_mech.P_MEM],
-                                      rng, cfg.lsm_params[lsm_mech.P_SYNC_BYTES])
+def _storage(cfg: SimConfig, new) -> K.Storage:
+    """RocksDB's state as the run starts (copies of the config's:
+    :func:`sim.config.rack_config`), no WAL bytes since a sync, no instance
+    stopped, the machines' busy workers and their commit paths (free)."""
     m_lock = new("m_lock")
     m_lock[:, K.L_HEAD] = -1
     m_lock[:, K.L_TAIL] = -1
-    return K.Storage(lp=cfg.lsm_params, ls=ls, li=li, mach=mach, m_busy=new("m_busy"),
-                     m_lock=m_lock)
+    lp, st, jobs, mach = (a.copy().view(np.recarray) for a in
+                          (cfg.lsm_params, cfg.lsm_state, cfg.lsm_jobs, cfg.lsm_machines))
+    return K.Storage(lp=lp, st=st, jobs=jobs, mach=mach, m_busy=new("m_busy"), m_lock=m_lock,
+                     synced=new("synced"), rack=new("rack"))
 
 
 class FastEngine:
@@ -363,25 +370,30 @@ class FastEngine:
             return np.zeros(shape, dtype=dtype)
 
         K.seed(int(seed) & 0x7FFFFFFF)
-        # only for the first open arrival, the clients' staggered start and
-        # RocksDB's first syncs, drawn in that order
+        # only for the first open arrival and the clients' staggered start,
+        # drawn in that order
         rng = np.random.default_rng(seed)
         P, IP = _parameters(cfg, sz, new)
         IS = new("IS")
         FS = new("FS")
-        FS[K.F_NEXT_BG] = K.INF
+        FS[K.F_NEXT_BG] = K.INF                 # no job runs when the run starts
         FS[K.F_NEXT_OPEN] = (rng.exponential(1.0 / cfg.open_rate_per_us)
                              if cfg.open_rate_per_us > 0 else K.INF)
-        IS[K.S_BG_ST] = -1
+        IS[K.S_BG_JOB] = -1
         stations = _stations(cfg, sz, new)
         clients = _clients(cfg, sz, new, rng)
         slots = _slots(cfg, sz, new, stations.servers)
         self.G, self.C, self.hist = counters.new_chunk(cfg.stations)
-        storage = _storage(cfg, new, rng)
+        storage = _storage(cfg, new)
         wire = K.Wire(*(new(name) for name in K.Wire._fields))
         queues = K.Queues(*(new(f"q_{name}") for name in K.Queues._fields))
         self.IS = IS
         self._FS = FS
+        self.storage = storage
+        #: called with :meth:`lsm` when RocksDB's state changed (run_until)
+        self.on_state = None
+        self.state_gap_us = 0.0
+        self._refresh_at = 0.0
         #: run_chunk's arguments after the chunk's end (sim.fast_kernel_state's groups)
         self.kernel_args = (P, IP, IS, FS, K.seed_state(seed),
                             K.Counts(self.G, self.C, self.hist), stations, clients, wire,
@@ -407,13 +419,44 @@ class FastEngine:
             out.extend(a if isinstance(a, tuple) else (a,))
         return out
 
-    def run_until(self, t_us: float) -> dict:
+    @property
+    def now(self) -> float:
+        """Where the last chunk ended (us): its ``t_us``, or the completion of
+        the run's last query."""
+        return float(self._FS[K.F_NOW])
+
+    def lsm(self) -> tuple:
+        """RocksDB's state now (:mod:`model.rack.lsm_rules`): (params,
+        instances, jobs, machines, the rack's stop count of
+        :mod:`sim.write_path`), the engine's own arrays."""
+        s = self.storage
+        return s.lp[0], s.st, s.jobs, s.mach, s.rack
+
+    def run_until(self, t_us: float, done_cap: float = math.inf) -> dict:
+        """Run to ``t_us``, or until ``done_cap`` requests completed in this
+        chunk (then it ends there: :attr:`now`); the chunk's counters.
+
+        With :attr:`on_state` set, the kernel stops at the first event at
+        least :attr:`state_gap_us` after the last such stop once RocksDB's
+        state has changed (a seal, a finished job), hands the state to
+        ``on_state`` (the dynamics: process times in the new state) and
+        runs on."""
         self.G[:] = 0.0
         self.C[:] = 0.0
         self.hist[:] = 0
-        status = K.run_chunk(float(t_us), *self.kernel_args)
-        if status != 0:
-            raise RuntimeError(f"fast engine: event ring {status} overflowed (a sizing bug)")
+        cap = float(min(done_cap, 1e300))
+        rack = self.storage.rack
+        while True:
+            at = self._refresh_at if self.on_state is not None else K.INF
+            status = K.run_chunk(float(t_us), cap, at, *self.kernel_args)
+            if status != 0:
+                raise RuntimeError(f"fast engine: event ring {status} overflowed (a sizing bug)")
+            now = self.now
+            if now >= t_us or self.G[counters.G_DONE] >= cap or self.on_state is None:
+                break
+            rack[write_path.R_CHANGES] = 0.0
+            self.on_state(self.lsm())
+            self._refresh_at = now + self.state_gap_us
         # the parts of blocks begun before this chunk that ran into it (carry_over)
         self.C[:, counters.C_BLOCK] += self._block_carry
         self._block_carry[:] = 0.0

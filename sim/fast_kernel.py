@@ -1,7 +1,8 @@
 """Compiled event loop of the fast engine (numba): the kernel's public names.
 
 The rules of the rack are not here: they are the per-event forms of the
-mechanism modules (:mod:`model.rack.lsm`, :mod:`model.rack.service`,
+mechanism modules (RocksDB's rules of :mod:`model.rack.lsm_rules` through the
+write path of :mod:`sim.write_path`, :mod:`model.rack.service`,
 :mod:`model.rack.clients`, :mod:`model.rack.network`,
 :mod:`model.rack.placement`), compiled into this loop with numba's
 ``register_jitable``; the SimPy engine calls the same functions in Python.
@@ -22,7 +23,8 @@ FIFO whose entries come out sorted:
 
 Service completions use a tournament tree over the worker slots (O(log
 slots) per update, O(1) minimum). Background (flush/compaction) events are
-rare; the next one is found by a scan, redone only when one changes. The
+rare; the next one is found by a scan of the job table, redone only when
+the jobs change (a seal, a job event). The
 next event is the earliest of eight: the three FIFO heads, the tree's root,
 the earliest timer, the next background, the next open arrival and the
 earliest end of a client core's time.
@@ -100,10 +102,12 @@ from .fast_kernel_loop import run_chunk  # noqa: F401
 from .fast_kernel_queues import Cores, Ring, timer_lists, tree_init, _heap_pop, _heap_push, \
     _timer_head, _timer_set, _tree_set  # noqa: F401
 from .fast_kernel_state import (  # noqa: F401  (the indices, the groups of arrays)
-    CS_NEW, CS_OUT, CS_RESEND, F_NEXT_BG, F_NEXT_OPEN, F_NF, F_NOW, HIST_BINS, I_CCORES,
-    I_CLIENTS, I_LSM, I_NP, I_OPEN_WRITE, I_RETRY, I_SLOTS, I_ST, I_TREE, L_HEAD, L_HELD, L_N,
-    L_TAIL, NO_ATT, P_CORES, P_CPU, P_CTX, P_FIXED, P_HALF_RTT, P_HIT, P_HIT_RTT, P_LOSS,
-    P_NP, P_OPEN_RATE, P_SEND, P_SHAPE, P_TIMEOUT, P_TXN, S_ARR_H, S_ARR_N, S_BG_KIND,
-    S_BG_ST, S_CH_N, S_CQ_H, S_CQ_N, S_HIT_H, S_HIT_N, S_NS, S_RSP_H, S_RSP_N, S_STATUS,
+    CS_NEW, CS_OUT, CS_RESEND, F_BG_LAST, F_NEXT_BG, F_NEXT_OPEN, F_NF, F_NOW, HIST_BINS,
+    I_CCORES, I_CLIENTS, I_LSM, I_NP, I_OPEN_WRITE, I_RETRY, I_SLOTS, I_ST, I_TREE, L_HEAD,
+    L_HELD, L_N, L_TAIL, NO_ATT, P_CORES, P_CPU, P_CTX, P_FIXED, P_HALF_RTT, P_HIT, P_HIT_RTT,
+    P_BG_CORES, P_LOSS, P_NP, P_OPEN_RATE, P_SEND, P_SHAPE, P_SYNC_BYTES, P_SYNC_US, P_TIMEOUT,
+    P_TXN,
+    S_ARR_H, S_ARR_N, S_BG_JOB, S_CH_N, S_CQ_H, S_CQ_N, S_HIT_H, S_HIT_N, S_NS, S_RSP_H,
+    S_RSP_N, S_STATUS,
     SL_COMMIT, SL_FREE, SL_SERVING, SL_STOPPED, T_LISTS, T_PARK, T_REARM, T_SEND, T_START,
     Clients, Counts, Params, Queues, Slots, Stations, Storage, Wire, hist_bin)

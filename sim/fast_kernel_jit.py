@@ -11,17 +11,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from model.compiled_cache import compiled_cache_dir
-from model.rack import clients as _cl, lsm as _lsm, network as _nw, placement as _pl, \
+from model.rack import clients as _cl, lsm_rules as _rules, network as _nw, placement as _pl, \
     service as _svc
+# RocksDB's rules (model.rack.lsm_rules), registered for numba once, where the
+# analytic solver registers them (importing the solvers first also lets them
+# take their own cache directory before this module sets the kernel's)
+from model.solvers.mechanisms import LSM_RULES as _LSM_RULES  # noqa: F401
+
+from . import write_path as _wp
 
 
 def kernel_sources() -> list[Path]:
     """Every source the kernel is compiled from: its own modules (every
     ``sim/fast_kernel*.py``, found by name so that a new one is never left
-    out), the mechanisms it compiles in and the counters' indices."""
+    out), the write path and the mechanisms it compiles in and the
+    counters' indices."""
     here = Path(__file__).resolve().parent
-    return [*sorted(here.glob("fast_kernel*.py")),
-            *(Path(m.__file__) for m in (_lsm, _svc, _cl, _nw, _pl)),
+    return [*sorted(here.glob("fast_kernel*.py")), here / "write_path.py",
+            *(Path(m.__file__) for m in (_rules, _svc, _cl, _nw, _pl)),
             here / "counters.py"]
 
 
@@ -42,18 +49,17 @@ from numba import njit, types as _nbt  # noqa: E402
 from numba.core import cgutils as _cgutils  # noqa: E402
 from numba.extending import intrinsic, register_jitable  # noqa: E402
 
-# The mechanisms' per-event functions, compiled into the loop.
-for _f in (_lsm._flush_start, _lsm._disk_progress, _lsm.write_done,
-           _lsm.bg_next, _lsm.bg_event, _svc.stretch, _svc.stretched, _svc.draw_service,
-           _cl.reply_completes, _nw.admits, _pl.draw_station):
+# The mechanisms' per-event functions and the write path, compiled into the loop.
+for _f in (_svc.stretch, _svc.stretched, _svc.draw_service, _cl.reply_completes, _nw.admits,
+           _pl.draw_station, _wp.stop_changed, _wp.jobs_to, _wp.next_job, _wp.job_fires):
     register_jitable(_f)
-# ... and RocksDB's write start, inlined where the loop calls it. Not as
+# ... and a write's start, inlined where the loop calls it (once a write: a call
+# of a dozen arguments cost the default rack about 8 % of its speed). Not as
 # register_jitable(inline="always"): numba runs its dead-code elimination after
 # inlining such an overload, and that does not see an array taken out of the
 # loop's groups (sim.fast_kernel_state) as one of the arguments', so it drops
-# the stores to it (every counter of a run came out wrong). njit's inlining
-# runs no such pass.
-write_start = njit(cache=True, inline="always")(_lsm.write_start)
+# the stores to it. njit's inlining runs no such pass.
+write_start = njit(cache=True, inline="always")(_wp.write_start)
 
 INF = 1e300
 

@@ -18,8 +18,10 @@ from .fast_kernel_clients import _ask_core, _core_ends, _reply, _send, _timer_fi
 from .fast_kernel_draws import log_draw
 from .fast_kernel_queues import EV_ARRIVAL, EV_BG, EV_END, EV_HIT, EV_OPEN, EV_REPLY, \
     EV_SERVICE, EV_TIMER, Cores, Ring, _next_event, _ring_pop, _timer_head
-from .fast_kernel_state import F_NEXT_BG, F_NEXT_OPEN, F_NOW, S_ARR_H, S_ARR_N, S_BG_KIND, \
-    S_BG_ST, S_CH_N, S_CQ_H, S_CQ_N, S_HIT_H, S_HIT_N, S_RSP_H, S_RSP_N, S_STATUS, params
+from .fast_kernel_state import F_BG_LAST, F_NEXT_BG, F_NEXT_OPEN, F_NOW, S_ARR_H, S_ARR_N, \
+    S_BG_JOB, S_CH_N, S_CQ_H, S_CQ_N, S_HIT_H, S_HIT_N, S_RSP_H, S_RSP_N, S_STATUS, params
+from .counters import G_DONE
+from .write_path import R_CHANGES
 from .fast_kernel_workers import NO_PACKET, _background, _commit_starts, _commits, \
     _open_arrival, _packet_arrives, _service_ends, _slots_to_start, _start_services
 
@@ -27,7 +29,8 @@ from .fast_kernel_workers import NO_PACKET, _background, _commit_starts, _commit
 @njit(cache=True, inline="always")
 def _load(IS, FS, w, cl, sl, n_cl):
     """The loop's scalar state from IS / FS and the arrays: the hit, arrival
-    and reply rings, the client cores, the next background event, the next
+    and reply rings, the client cores, the next job event (time, job, the
+time the jobs were last advanced to), the next
     open arrival, the earliest service end and the earliest client timer."""
     hit_h, hit_n = IS[S_HIT_H], IS[S_HIT_N]
     arr_h, arr_n = IS[S_ARR_H], IS[S_ARR_N]
@@ -40,7 +43,7 @@ def _load(IS, FS, w, cl, sl, n_cl):
     arr = Ring(arr_h, arr_n, w.arr_t[arr_h] if arr_n > 0 else INF)
     rsp = Ring(rsp_h, rsp_n, w.rsp_t[rsp_h] if rsp_n > 0 else INF)
     cores = Cores(ch_n, IS[S_CQ_H], IS[S_CQ_N], cl.ch_t[0] if ch_n > 0 else INF)
-    bg = (FS[F_NEXT_BG], IS[S_BG_ST], IS[S_BG_KIND])
+    bg = (FS[F_NEXT_BG], IS[S_BG_JOB], FS[F_BG_LAST])
     timer_nt, timer_c = _timer_head(n_cl, cl.dl, cl.tl_next)
     return hit, arr, rsp, cores, bg, FS[F_NEXT_OPEN], sl.tv[1], timer_nt, timer_c
 
@@ -51,7 +54,7 @@ def _store(IS, FS, rs, t, ret, hit, arr, rsp, cores, bg, next_open, rng):
     IS[S_HIT_H], IS[S_HIT_N] = hit.h, hit.n
     IS[S_ARR_H], IS[S_ARR_N] = arr.h, arr.n
     IS[S_RSP_H], IS[S_RSP_N] = rsp.h, rsp.n
-    FS[F_NEXT_BG], IS[S_BG_ST], IS[S_BG_KIND] = bg
+    FS[F_NEXT_BG], IS[S_BG_JOB], FS[F_BG_LAST] = bg
     IS[S_CQ_H], IS[S_CQ_N], IS[S_CH_N] = cores.wait_h, cores.wait_n, cores.held
     FS[F_NEXT_OPEN] = next_open
     FS[F_NOW] = t
@@ -60,8 +63,13 @@ def _store(IS, FS, rs, t, ret, hit, arr, rsp, cores, bg, next_open, rng):
 
 
 @njit(cache=True)
-def run_chunk(t_end, P, IP, IS, FS, rs, counts, stations, clients, wire, queues, slots, storage):
-    """Run the events before ``t_end``; returns 0, or the ring that overflowed
+def run_chunk(t_end, done_cap, refresh_at, P, IP, IS, FS, rs, counts, stations, clients, wire,
+              queues, slots, storage):
+    """Run the events before ``t_end``, or until ``done_cap`` requests have
+    completed in the chunk (the run's last query), or until the first event
+    from ``refresh_at`` on once RocksDB's state has changed (a seal, a
+    finished job: ``storage.rack[R_CHANGES]``, for the dynamics to follow);
+    the chunk then ends at that event (``FS[F_NOW]``). Returns 0, or the ring that overflowed
     (1 hits, 2 arrivals, 3 replies: a sizing bug). The arrays' groups are
     :mod:`sim.fast_kernel_state`'s; the counters (``counts``) must be zeroed."""
     # every array the loop hands to a function, not reference-counted
@@ -74,6 +82,9 @@ def run_chunk(t_end, P, IP, IS, FS, rs, counts, stations, clients, wire, queues,
     rng = (rs[0], rs[1], rs[2], rs[3])      # the generator's state (u01)
     ret = 0
     t = t_end
+    # RocksDB's state may have changed (a seal or a job event: the jobs were
+    # advanced to that event, bg[2]) since the dynamics last read it
+    changed = sto.rack[R_CHANGES] > 0.0
     while True:
         t, kind = _next_event(t_end, hit.nt, arr.nt, rsp.nt, tree_nt, timer_nt, bg[0],
                               next_open, cores.nt)
@@ -116,7 +127,7 @@ def run_chunk(t_end, P, IP, IS, FS, rs, counts, stations, clients, wire, queues,
         elif kind == EV_TIMER:      # a client's first send, or a resend after a timeout
             send_c, new_req, ask_c, ask_new = _timer_fires(pr, cl, cnt, timer_c)
         elif kind == EV_BG:
-            unstall_st, bg = _background(stn, sto, cnt, t, bg[1], bg[2])
+            unstall_st, bg = _background(sto, cnt, t, bg)
         elif kind == EV_OPEN:
             pk, next_open, rng = _open_arrival(pr, stn, t, rng)
         else:                       # EV_CORE: a client core's time ends; its thread sends
@@ -137,5 +148,13 @@ def run_chunk(t_end, P, IP, IS, FS, rs, counts, stations, clients, wire, queues,
         n_go = _slots_to_start(stn, sl, cnt, t, unstall_st, start_slot)
         rng, tree_nt, bg = _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead,
                                            rng_ahead, tree_nt, bg)
+        if kind <= EV_SERVICE and cnt.G[G_DONE] >= done_cap:
+            break                   # the run's last query completed (a reply, a service end)
+        if bg[2] == t:
+            changed = True
+        if changed and t >= refresh_at:
+            if sto.rack[R_CHANGES] > 0.0:
+                break               # process times to follow RocksDB's state
+            changed = False         # (a job's fixed part ended: nothing they follow)
     _store(IS, FS, rs, t, ret, hit, arr, rsp, cores, bg, next_open, rng)
     return ret

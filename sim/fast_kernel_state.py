@@ -21,14 +21,15 @@ from .fast_kernel_jit import _f64_bits
 
 # ---- float parameters (P) ----
 P_SEND, P_HIT_RTT, P_HALF_RTT, P_TIMEOUT, P_LOSS, P_HIT, P_SHAPE, P_OPEN_RATE, P_CTX, \
-    P_CORES, P_FIXED, P_CPU, P_TXN, P_NP = range(14)
+    P_CORES, P_FIXED, P_CPU, P_TXN, P_SYNC_BYTES, P_SYNC_US, P_BG_CORES, P_NP = range(17)
 # ---- int parameters (IP) ----
 I_CLIENTS, I_ST, I_SLOTS, I_LSM, I_OPEN_WRITE, I_TREE, I_RETRY, I_CCORES, I_NP = range(9)
 # ---- scalar int state (IS) ----
 S_HIT_H, S_HIT_N, S_ARR_H, S_ARR_N, S_RSP_H, S_RSP_N, \
-    S_BG_ST, S_BG_KIND, S_STATUS, S_CQ_H, S_CQ_N, S_CH_N, S_NS = range(13)
-# ---- scalar float state (FS) ----
-F_NOW, F_NEXT_OPEN, F_NEXT_BG, F_NF = range(4)
+    S_BG_JOB, S_STATUS, S_CQ_H, S_CQ_N, S_CH_N, S_NS = range(12)
+# ---- scalar float state (FS): now, the next open arrival, the next job event
+# (of job S_BG_JOB), the time the jobs were last advanced to ----
+F_NOW, F_NEXT_OPEN, F_NEXT_BG, F_BG_LAST, F_NF = range(5)
 # ---- timer lists: the first sends (staggered starts), send deadlines, re-arms;
 # and the parked: threads at the client cores, whose timer is not armed ----
 T_START, T_SEND, T_REARM, T_PARK = range(4)
@@ -68,14 +69,17 @@ Queues = namedtuple("Queues", "c a w t h n")
 #: the tournament tree of service ends (times, slots); scratch for the slots
 #: that start in one event (slot, start time)
 Slots = namedtuple("Slots", "st busy c a w arr start since cst bend next tv ti go go_t")
-#: RocksDB (model.rack.lsm: parameters, per station, per machine), the busy
-#: workers of each machine, each machine's commit path (L_* columns)
-Storage = namedtuple("Storage", "lp ls li mach m_busy m_lock")
+#: RocksDB (model.rack.lsm_rules: its parameters as a one-record array, the
+#: instances (one per station), the job table, the machines), the busy workers
+#: of each machine, each machine's commit path (L_* columns), each station's
+#: WAL bytes since its last sync, the rack's stop count (sim.write_path)
+Storage = namedtuple("Storage", "lp st jobs mach m_busy m_lock synced rack")
 
 #: the scalar parameters, read once per chunk from P and IP, with the rings' capacities
 Params = namedtuple("Params", "send hit_rtt half timeout loss hit_p shape open_rate ctx cores "
-                              "fixed cpu txn n_cl cpu_on txn_on ccores lsm_on open_write tsize "
-                              "retry cap_hit cap_arr cap_rsp cap_cq qcap")
+                              "fixed cpu txn sync_bytes sync_us bg_cores n_cl cpu_on txn_on ccores "
+                              "lsm_on "
+                              "open_write tsize retry cap_hit cap_arr cap_rsp cap_cq qcap")
 
 
 @njit(cache=True, inline="always")
@@ -86,7 +90,8 @@ def params(P, IP, cl, w, q):
     txn = P[P_TXN]
     return Params(
         P[P_SEND], P[P_HIT_RTT], P[P_HALF_RTT], P[P_TIMEOUT], P[P_LOSS], P[P_HIT], P[P_SHAPE],
-        P[P_OPEN_RATE], P[P_CTX], P[P_CORES], P[P_FIXED], cpu, txn, n_cl,
+        P[P_OPEN_RATE], P[P_CTX], P[P_CORES], P[P_FIXED], cpu, txn, P[P_SYNC_BYTES],
+        P[P_SYNC_US], P[P_BG_CORES], n_cl,
         cpu > 0.0 and n_cl > 0,     # the client cores (else: every send at once)
         txn > 0.0,                  # the machines' commit paths
         IP[I_CCORES], IP[I_LSM] != 0, IP[I_OPEN_WRITE], IP[I_TREE], IP[I_RETRY],

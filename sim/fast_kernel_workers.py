@@ -6,7 +6,8 @@ buffer, stopped writers retry, worker slots start their packets.
 
 Compiled into the loop as :mod:`sim.fast_kernel_clients`' rules are (its
 docstring says how the loop's state goes in and out). The rules themselves
-are the mechanisms' (:mod:`model.rack.lsm`, :mod:`model.rack.service`,
+are the mechanisms' (RocksDB's write path: :mod:`sim.write_path` over
+:mod:`model.rack.lsm_rules`; :mod:`model.rack.service`,
 :mod:`model.rack.network`, :mod:`model.rack.placement`).
 """
 
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 from numba import njit
 
-from model.rack import lsm as _lsm, network as _nw, placement as _pl, service as _svc
+from model.rack import lsm_rules as _rules, network as _nw, placement as _pl, service as _svc
 
-from . import counters as K
+from . import counters as K, write_path as _wp
 from .fast_kernel_draws import exponential, log_draw, service_draw, u01
 # (first of the kernel's modules: it sets numba's cache directory)
 from .fast_kernel_jit import INF, _nonneg, write_start
@@ -91,8 +92,6 @@ def _service_ends(pr, stn, sl, sto, q, w, cnt, t, rsp, log_ahead, tree_nt):
     C[s, K.C_BUSY] += t - sl.start[i]
     if sl.w[i] != 0:
         C[s, K.C_WRITES] += 1.0
-        if pr.lsm_on:
-            _lsm.write_done(s, sto.lp, sto.ls)
     c = sl.c[i]
     if c >= 0:
         # the reply travels back: constant offset from departures -> FIFO
@@ -126,17 +125,21 @@ def _service_ends(pr, stn, sl, sto, q, w, cnt, t, rsp, log_ahead, tree_nt):
 
 
 @njit(cache=True, inline="always")
-def _background(stn, sto, cnt, t, bg_st, bg_kind):
-    """A background (flush / compaction) event of station ``bg_st``. Returns
-    (the station whose stopped writers retry, or -1; the next background
-    event: time, station, kind)."""
-    unstall_st = -1
-    if _lsm.bg_event(bg_st, bg_kind, t, sto.lp, stn.machine, sto.ls, sto.li, sto.mach):
-        cnt.G[K.G_FLUSHES] += 1.0
-        unstall_st = bg_st
-    elif bg_kind == _lsm.EV_COMPACTION:
-        cnt.G[K.G_COMPACTIONS] += 1.0
-    return unstall_st, _lsm.bg_next(sto.lp, stn.machine, sto.ls, sto.li, sto.mach)
+def _background(sto, cnt, t, bg):
+    """The job event ``bg`` (time, job, the time the jobs were last advanced
+    to) at t: a job's fixed part ends, or a flush or compaction finishes.
+    Returns (the station whose stopped writers go on, or -1; the next job
+    event)."""
+    p = sto.lp[0]
+    kind, finished, release = _wp.job_fires(sto.st, p, sto.jobs, sto.mach, bg[1], t, bg[2],
+                                            sto.rack)
+    if finished:
+        if kind == _rules.FLUSH:
+            cnt.G[K.G_FLUSHES] += 1.0
+        else:
+            cnt.G[K.G_COMPACTIONS] += 1.0
+    nt, nj = _wp.next_job(sto.st, p, sto.jobs, sto.mach, t)
+    return release, (nt, nj, t)
 
 
 @njit(cache=True, inline="always")
@@ -189,7 +192,7 @@ def _packet_arrives(pr, stn, sl, q, cnt, t, pk):
 def _slots_to_start(stn, sl, cnt, t, unstall_st, start_slot):
     """The worker slots that start (or retry) their packet now, into
     ``sl.go`` (with their start times, ``sl.go_t``): the stopped writers of
-    station ``unstall_st`` (-1: none), whose flush just ended, then
+    station ``unstall_st`` (-1: none), whose stop a job event just cleared, then
     ``start_slot`` (-1: none). Returns how many."""
     n_go = 0
     if unstall_st >= 0:
@@ -213,11 +216,12 @@ def _slots_to_start(stn, sl, cnt, t, unstall_st, start_slot):
 def _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead, rng_ahead,
                     tree_nt, bg):
     """The first ``n_go`` slots of ``sl.go`` start (or retry) the packet
-    they hold: a write may first stop for a flush, or be blocked (WAL
-    switch, slowdown); the service is drawn, stretched by the machine's
-    load. The first exponential draw is the one begun ahead (``log_ahead``,
-    ``rng_ahead``) when ``ahead``. Returns (the generator's state, the
-    earliest service end, the next background event)."""
+    they hold: a write may first stop (its instance STOPPED), or be
+    blocked (paced while DELAYED, a WAL switch after its seal, a WAL sync:
+    :func:`sim.write_path.write_start`); the service is drawn, stretched by
+    the machine's load. The first exponential draw is the one begun ahead
+    (``log_ahead``, ``rng_ahead``) when ``ahead``. Returns (the generator's
+    state, the earliest service end, the next job event)."""
     for g in range(n_go):
         i = _nonneg(sl.go[g])
         s = _nonneg(sl.st[i])
@@ -225,14 +229,16 @@ def _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead, rng_a
         sl.start[i] = sl.go_t[g]
         extra = 0.0
         if pr.lsm_on and sl.w[i] != 0:
-            status, extra, switched, started = write_start(s, m, t, sto.lp, sto.ls, sto.li,
-                                                            sto.mach, stn.wal_block)
-            if switched:
+            p = sto.lp[0]
+            status, extra, sealed = write_start(sto.st, s, p, sto.jobs, sto.mach, t, bg[2],
+                                                stn.wal_block[m], pr.sync_bytes, pr.sync_us,
+                                                sto.synced, sto.rack)
+            if sealed:
                 cnt.G[K.G_SWITCHES] += 1.0
-            if started:
-                bg = _lsm.bg_next(sto.lp, stn.machine, sto.ls, sto.li, sto.mach)
-            if status == _lsm.STOP:
-                # the worker blocks until a flush of this instance completes
+                nt, nj = _wp.next_job(sto.st, p, sto.jobs, sto.mach, t)
+                bg = (nt, nj, t)
+            if status == _wp.STOP:
+                # the worker blocks until a job event of this instance clears the stop
                 sl.busy[i] = SL_STOPPED
                 sl.since[i] = t
                 tree_nt = _tree_set(sl.tv, sl.ti, pr.tsize, i, INF)
@@ -245,10 +251,12 @@ def _start_services(pr, stn, sl, sto, cnt, t, n_go, rng, ahead, log_ahead, rng_a
             ahead = False
         sto.m_busy[m] += 1
         if pr.cores > 0.0:
-            # busy workers (this one included) and running background jobs
+            # busy workers (this one included) and the background jobs
+            # running on their cores
             work = _svc.stretched(work, pr.fixed,
-                                  _svc.stretch(sto.m_busy[m] + sto.mach[m, _lsm.M_BG], pr.cores,
-                                               pr.ctx))
+                                  _svc.stretch(sto.m_busy[m]
+                                               + pr.bg_cores * _rules.bg_running(sto.mach, m),
+                                               pr.cores, pr.ctx))
         cnt.C[s, K.C_BLOCK] += extra
         sl.bend[i] = t + extra      # (sim.fast.FastEngine.carry_over)
         sl.busy[i] = SL_SERVING

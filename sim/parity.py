@@ -11,6 +11,12 @@ write stalls, oversubscribed cores, too few clients) and every scenario of
 them (10 % on throughput, 15 % on per-server wait and process time);
 docs/model.md lists the cases that still miss, with their size and cause.
 
+Both solve the same finite run: the regime's rack over the queries the
+analytic solver says take ``--seconds`` (:func:`run_of`), from the run's
+first state (the loaded database, memtables empty). The write path's own
+phase kinds (stops, slowdowns, flushes, compaction) are
+:mod:`sim.parity_runs`'.
+
 The simulator defines what a mechanism means: when the two disagree, the
 mean-value form is what needs work.
 """
@@ -22,7 +28,7 @@ if __name__ == "__main__":   # the command: signals handled before the imports b
     launch("sim.parity:main")
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -30,9 +36,9 @@ from runio.exits import ArgumentParser, at_least, run_command
 from model.errors import InputError
 from model.prediction import Prediction
 from model.profile import Profile
-from model.rack import compile_rack
+from model.rack import RackSpec, compile_rack
 from model.scenario import Scenario
-from model.solvers.analytic import AnalyticSolver
+from model.solvers.analytic import AnalyticSolver, solve
 from runio.inputs import load_profile
 
 SMALL = {"servers.count": 4, "clients.threads": 64}
@@ -49,8 +55,8 @@ REGIMES: dict[str, dict] = {
     # the engines' own mechanism scenarios (tests/sim/test_sim_engines.py)
     "loss + timeouts": {**SMALL, "clients.threads": 512, "servers.rcvbuf_kb": 16,
                         "clients.timeout_ms": 0.4},
-    # the stall scenarios keep a 1 MiB L1, so that L0->L1 compaction of their tiny
-    # memtables (lsm.l1_passes) does not make the workers the bottleneck first
+    # the stall scenarios keep a 1 MiB L1 (a small L0->L1 compaction for their
+    # tiny memtables), with the testbed's own flush and compaction rates
     "flush stalls": {**SMALL, "workload.read_ratio": 0.0, "storage.wal": False,
                      "storage.memtable_mb": 0.25, "storage.flushnum": 1, "storage.maxnum": 2,
                      "storage.l1_mb": 1.0},
@@ -153,13 +159,26 @@ class Comparison:
         return worst
 
 
+def run_of(spec: RackSpec, seconds: float) -> RackSpec:
+    """``spec`` over the run the analytic solver says takes about ``seconds``:
+    its throughput over the scenario's run times ``seconds`` queries (the
+    scenario's own when fewer)."""
+    x = solve(spec).throughput_mops
+    if not (x > 0 and math.isfinite(x)):
+        return spec
+    return replace(spec, queries=min(spec.queries, max(1.0, x * seconds * 1e6)))
+
+
 def compare(name: str, profile: Profile, *, seconds: float = 3.0, seed: int = 1,
             scenario: Scenario | None = None) -> Comparison:
+    """Both solvers on the regime's run of about ``seconds`` (:func:`run_of`);
+    the simulator over the seeds of :data:`RANDOM_OUTCOME` where its outcome
+    is random."""
     from .run import FastSimulator
     sc = scenario if scenario is not None else regimes()[name]
-    spec = compile_rack(sc, profile)
-    first = FastSimulator(seconds, seed).solve(spec)
-    more = tuple(FastSimulator(seconds, k).solve(spec)
+    spec = run_of(compile_rack(sc, profile), seconds)
+    first = FastSimulator(None, seed).solve(spec)
+    more = tuple(FastSimulator(None, k).solve(spec)
                  for k in RANDOM_OUTCOME.get(name, ()) if k != seed)
     return Comparison(name, AnalyticSolver().solve(spec), first, more)
 
@@ -167,7 +186,9 @@ def compare(name: str, profile: Profile, *, seconds: float = 3.0, seed: int = 1,
 def main(argv=None) -> int:
     ap = ArgumentParser(prog="python -m sim.parity", description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", help="regimes (default: all)")
-    ap.add_argument("--seconds", type=at_least(0, exclusive=True), default=3.0, help="simulated seconds per regime")
+    ap.add_argument("--seconds", type=at_least(0, exclusive=True), default=3.0,
+                    help="each regime's run: the queries the analytic solver says take this "
+                         "many seconds")
     ap.add_argument("--profile", default="tofino-testbed")
     args = ap.parse_args(argv)
 

@@ -10,16 +10,26 @@ events are scheduled (:mod:`sim.fast` compiled, :mod:`sim.engine_simpy`
 readable).
 
 ``simulate(scenario, profile, ...)`` compiles the rack and runs the fast
-solver. By default the simulated horizon stands for the whole run: each
-simulated write counts as ``queries / expected requests in the horizon``
-writes of data (``data_scale``), so the data growth of a long run plays out
-in a short simulation and the result is the run's average, as the analytic
-solver predicts it.
+solver over the scenario's run: its ``workload.queries_m`` queries from the
+database the run starts with (:func:`model.rack.lsm.initial_state`: the
+loaded data in levels, memtables empty), through RocksDB's rules write by
+write (:mod:`sim.write_path`), until the last query completes -- the run as
+the analytic solver by phases (:mod:`model.solvers.trajectory`) predicts
+it. ``seconds`` caps it: a cap shorter than the run simulates the run's
+first ``seconds`` (``details["prefix_of_run"]`` is then true;
+``details["run_queries"]`` is the whole run's). What RocksDB's LOG would
+show per worker is ``details["lsm"]`` (the analytic solver's keys, from its
+own function: :mod:`sim.run_lsm`), the run's throughput per second and its
+phases ``details["trajectory"]``; the outcome's stall fraction per worker
+is the time its instance was stopped over the simulated run.
 
 Runs go in chunks of one simulated second, between which the load-dependent
-inputs are updated (:class:`sim.dynamics.RackDynamics`), the progress bar
-moves (:mod:`runio.progress`) and Ctrl-C is honoured: an interrupted run
-returns the seconds completed so far with ``details["interrupted"] = True``.
+inputs are updated (:class:`sim.dynamics.RackDynamics`; process times also
+follow RocksDB's state within a chunk), the progress bar moves
+(:mod:`runio.progress`) and Ctrl-C is honoured: an interrupted run returns
+what was simulated so far with ``details["interrupted"] = True``. Each
+chunk is a row of the timeline, with its ``phase``: ``stop`` when an
+instance was stopped in it, ``slow`` when one was delayed, else ``run``.
 
 :func:`run_config` runs a bare :class:`~sim.config.SimConfig` (for instance a
 closed or open network of FCFS stations) for verification against queueing
@@ -62,9 +72,11 @@ from model.rack.clients import no_completion
 from model.scenario import Scenario
 from model.solvers.latency_tail import QUANTILES
 
-from . import counters
+from model.rack import lsm_rules
+
+from . import counters, run_lsm
 from .config import SimConfig, rack_config
-from .dynamics import RackDynamics, initial_load
+from .dynamics import STATE_GAP_US, RackDynamics, initial_load
 from runio.progress import bar as pbar, note_compiling, wanted
 
 __all__ = ["FastSimulator", "SimpySimulator", "SimResult", "run_config", "simulate",
@@ -85,6 +97,12 @@ class SimResult:
     interrupted: bool = False
     wall_s: float = 0.0
     engine: str = ""
+    queries_left: float = math.inf  # the run's requests not completed
+    end_us: float = 0.0             # where the simulation ended
+    finished: bool = False          # the run's queries all completed
+    stuck: bool = False             # a write stop no job could clear ended it
+    lsm: dict | None = None         # details["lsm"] (cfg.lsm)
+    trace: run_lsm.RunTrace = field(default_factory=run_lsm.RunTrace)
 
     def __getattr__(self, name):        # r.done, r.drop, r.busy ... read the counters
         totals = self.__dict__.get("totals")
@@ -103,14 +121,19 @@ def _make_engine(cfg: SimConfig, seed: int, engine: str):
     raise InputError(f"unknown engine {engine!r}; allowed: fast, simpy", field="engine")
 
 
-def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "fast",
-               dynamics: RackDynamics | None = None, progress: bool = False,
-               chunk_s: float = 1.0, warmup_s: float = 0.0) -> SimResult:
-    """Run ``cfg`` for ``seconds`` simulated seconds in chunks of ``chunk_s``.
+def run_config(cfg: SimConfig, seconds: float | None = None, *, seed: int = 1,
+               engine: str = "fast", dynamics: RackDynamics | None = None,
+               progress: bool = False, chunk_s: float = 1.0,
+               warmup_s: float = 0.0) -> SimResult:
+    """Run ``cfg`` until its run's ``cfg.queries`` requests have completed, or
+    for ``seconds`` simulated seconds if that comes first (one of the two
+    must be finite), in chunks of ``chunk_s``.
 
-    Statistics cover ``(warmup_s, seconds]``; the per-chunk timeline covers
-    all of it. Ctrl-C between or during chunks ends the run early with
-    ``interrupted=True`` (the chunk in progress is discarded).
+    Statistics cover ``(warmup_s, end]``; the per-chunk timeline covers all
+    of it. Ctrl-C between or during chunks ends the run early with
+    ``interrupted=True`` (the chunk in progress is discarded). A run whose
+    write stop no job can clear (RocksDB's rules never leave one) ends
+    there, ``stuck``.
 
     Time-weighted counters (a worker's busy time, write stops, blocks, the
     client cores' busy time) count in each chunk only the time spent in it
@@ -120,57 +143,106 @@ def run_config(cfg: SimConfig, seconds: float, *, seed: int = 1, engine: str = "
     A fast-engine config too big for this machine's memory is refused
     before anything is allocated (:func:`sim.fast.check_memory`).
     """
+    end_us = _horizon_us(cfg, seconds)
+    eng = _make_engine(cfg, seed, engine)
+    if dynamics is not None and cfg.lsm:
+        # process times follow RocksDB's state within the chunks (sim.dynamics)
+        eng.on_state, eng.state_gap_us = dynamics.state_changed, STATE_GAP_US
+    totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
+    totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
+    totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
+    res = SimResult(span_us=0.0, totals=totals, end_queued=np.zeros(0),
+                    end_in_service=np.zeros(0), end_in_flight=0, engine=engine,
+                    queries_left=cfg.queries)
+    if progress and engine == "fast":
+        from .fast_kernel import cache_dir     # else the bar sits at 0 % for half a minute
+        note_compiling("the simulator's kernel", cache_dir())
+    bar = _bar(cfg, seconds, engine, dynamics) if progress else None
+    t0 = time.perf_counter()
+    try:
+        _chunks(eng, cfg, res, end_us, chunk_s, warmup_s, dynamics, bar)
+    except KeyboardInterrupt:
+        res.interrupted = True
+    finally:
+        if bar is not None:
+            bar.close()
+    end = eng.end_state()
+    res.end_queued, res.end_in_service = end["queued"], end["in_service"]
+    res.end_in_flight = int(end["in_flight"])
+    res.wall_s = time.perf_counter() - t0
+    if cfg.lsm:
+        # (at the engine's own time: a Ctrl-C can come after a chunk ran,
+        # before it was counted)
+        res.lsm = run_lsm.details(eng, max(res.end_us, eng.now), cfg.lsm_spec)
+    return res
+
+
+def _horizon_us(cfg: SimConfig, seconds: float | None) -> float:
+    """The cap of a run (us): ``seconds``, or none (the run's queries end it)."""
+    if seconds is None:
+        if not math.isfinite(cfg.queries):
+            raise InputError("a simulation needs seconds or a finite number of queries",
+                             field="--seconds")
+        return math.inf
     if not (seconds > 0 and math.isfinite(seconds)):
         raise InputError(f"seconds must be a positive number, got {seconds!r}", field="--seconds")
     if seconds > 1e5:
         raise InputError(f"seconds must be at most 1e5 (got {seconds}); simulate a window",
                          field="--seconds")
-    eng = _make_engine(cfg, seed, engine)
-    totals: dict[str, Any] = {k: 0.0 for k in counters.GLOBAL}
-    totals.update({k: np.zeros(cfg.stations) for k in counters.STATION})
-    totals["hist"] = np.zeros(counters.HIST_BINS, dtype=np.int64)
-    timeline: list[dict] = []
-    if progress and engine == "fast":
-        from .fast_kernel import cache_dir     # else the bar sits at 0 % for half a minute
-        note_compiling("the simulator's kernel", cache_dir())
-    bar = pbar(round(seconds, 6), f"simulating ({engine})", "sim-s", progress) if progress else None
-    t0 = time.perf_counter()
-    interrupted = False
+    return seconds * 1e6
+
+
+def _bar(cfg: SimConfig, seconds: float | None, engine: str, dynamics):
+    """The progress bar: simulated seconds of a capped run, else millions of
+    the run's queries done."""
+    if seconds is not None:
+        return pbar(round(seconds, 6), f"simulating ({engine})", "sim-s", True)
+    return pbar(round(cfg.queries / 1e6, 6), f"simulating the run ({engine})", "M queries", True)
+
+
+def _chunks(eng, cfg: SimConfig, res: SimResult, end_us: float, chunk_s: float,
+            warmup_s: float, dynamics, bar) -> None:
+    """The run's chunks into ``res``, until its queries are done, the cap,
+    or a stop nothing can clear."""
     t_us = 0.0
-    stat_span = 0.0
-    end_us = seconds * 1e6
-    try:
-        while t_us < end_us - 1e-6:
-            nxt = min(end_us, t_us + chunk_s * 1e6)
-            c = eng.run_until(nxt)
-            if nxt < end_us - 1e-6:
-                # the run goes on: work in progress counts up to here in this
-                # chunk, the rest in the next (else a service spanning the
-                # boundary counts whole in one chunk: busy > span, negative waits)
-                eng.carry_over(c)
-            span = nxt - t_us
-            row = _timeline_row(nxt / 1e6, span, c, cfg)
-            timeline.append(row)
-            if dynamics is not None:
-                dynamics.update(span, c["busy"], c["writes"])
-            if nxt > warmup_s * 1e6 + 1e-6:
-                for k in totals:
-                    totals[k] = totals[k] + c[k]
-                stat_span += span
-            t_us = nxt
-            if bar is not None:
-                bar.update(round(span / 1e6, 6))
-                bar.set_postfix_str(f"{row['throughput_mops']:.3f} MOPS")
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
+    while True:
+        nxt = min(end_us, t_us + chunk_s * 1e6)
+        c = eng.run_until(nxt, res.queries_left)
+        now = eng.now
+        res.queries_left -= c["done"]
+        finished = res.queries_left <= 1e-9 or now >= end_us - 1e-6
+        stuck = not finished and cfg.lsm and _stuck(eng)
+        if not (finished or stuck):
+            # the run goes on: work in progress counts up to here in this
+            # chunk, the rest in the next (else a service spanning the
+            # boundary counts whole in one chunk: busy > span, negative waits)
+            eng.carry_over(c)
+        span = now - t_us
+        row = _timeline_row(now / 1e6, span, c, cfg)
+        lsm = eng.lsm() if cfg.lsm else None
+        row["phase"] = res.trace.chunk(t_us, now, c["done"], lsm)
+        res.timeline.append(row)
+        if dynamics is not None:
+            dynamics.update(span, c["busy"], c["writes"], lsm)
+        if now > warmup_s * 1e6 + 1e-6:
+            for k in res.totals:
+                res.totals[k] = res.totals[k] + c[k]
+            res.span_us += span
+        t_us = now
+        res.end_us = now
         if bar is not None:
-            bar.close()
-    end = eng.end_state()
-    return SimResult(span_us=stat_span, totals=totals, end_queued=end["queued"],
-                     end_in_service=end["in_service"], end_in_flight=int(end["in_flight"]),
-                     timeline=timeline, interrupted=interrupted,
-                     wall_s=time.perf_counter() - t0, engine=engine)
+            bar.update(round(span / 1e6, 6) if math.isfinite(end_us) else c["done"] / 1e6)
+            bar.set_postfix_str(f"{row['throughput_mops']:.3f} MOPS")
+        if finished or stuck:
+            res.finished = res.queries_left <= 1e-9
+            res.stuck = bool(stuck)
+            return
+
+
+def _stuck(eng) -> bool:
+    """Is some instance stopped with no job running that could clear it?"""
+    _p, st, jobs, _mach, _rack = eng.lsm()
+    return bool(np.any(st["cond"] == lsm_rules.STOPPED)) and not lsm_rules.any_job(jobs)
 
 
 def _timeline_row(t_s: float, span_us: float, c: dict, cfg: SimConfig) -> dict:
@@ -245,19 +317,20 @@ def _percentile(hist: np.ndarray, q: float) -> float:
 class FastSimulator:
     """The rack on the compiled engine. ``solve(spec)`` -> :class:`Prediction`.
 
-    ``data_scale=None`` (the default) makes the horizon stand for the whole
-    run (see the module docstring); a number fixes it (1.0: the horizon is
-    the first ``seconds`` of the run).
+    ``seconds=None`` (the default) simulates the whole run, until its
+    queries are done; a number caps it (the first ``seconds`` of the run
+    when the run is longer: ``details["prefix_of_run"]``). ``chunk_s``: the
+    timeline's step (and the load factors').
 
     Ctrl-C during a run raises ``KeyboardInterrupt`` after it, as anywhere
-    else; with ``partial=True`` the prediction of the seconds completed is
+    else; with ``partial=True`` the prediction of the part completed is
     returned instead, marked ``details["interrupted"]`` (for a caller that
     reports partial results as such: :func:`simulate`).
     """
     engine = "fast"
 
-    def __init__(self, seconds: float = 10.0, seed: int = 1, *, progress: bool = False,
-                 data_scale: float | None = None, warmup_s: float = 0.0, keys: bool = False,
+    def __init__(self, seconds: float | None = None, seed: int = 1, *, progress: bool = False,
+                 warmup_s: float = 0.0, keys: bool = False, chunk_s: float = 1.0,
                  partial: bool = False):
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or \
                 not 0 <= seed < 2 ** 63:
@@ -267,9 +340,9 @@ class FastSimulator:
         self.seconds = seconds
         self.seed = seed
         self.progress = progress
-        self.data_scale = data_scale
         self.warmup_s = warmup_s
         self.keys = keys
+        self.chunk_s = chunk_s
         self.partial = partial
 
     def config(self, spec: RackSpec) -> tuple[SimConfig, RackDynamics]:
@@ -281,11 +354,7 @@ class FastSimulator:
             check_memory(cfg)
         if self.keys:                         # actual keys: only the SimPy engine samples them
             cfg.keyspace = spec.placement.keys
-        initial = initial_load(spec)
-        scale = self.data_scale
-        if scale is None:
-            scale = _whole_run_scale(spec, self.seconds, initial[2])
-        return cfg, RackDynamics(spec, cfg, data_scale=scale, initial=initial)
+        return cfg, RackDynamics(spec, cfg, initial=initial_load(spec))
 
     def solve(self, spec: RackSpec) -> Prediction:
         why = no_completion(spec.clients, spec.placement.hit_ratio)
@@ -295,31 +364,21 @@ class FastSimulator:
             return no_goodput(spec, "sim", why)
         cfg, dyn = self.config(spec)
         res = run_config(cfg, self.seconds, seed=self.seed, engine=self.engine, dynamics=dyn,
-                         progress=self.progress, warmup_s=self.warmup_s)
+                         progress=self.progress, warmup_s=self.warmup_s, chunk_s=self.chunk_s)
         if res.interrupted and not self.partial:
             raise KeyboardInterrupt          # a caller that needs the whole run stops too
-        return _prediction(res, cfg, spec, dyn.data_scale)
+        return _prediction(res, cfg, spec)
 
 
 class SimpySimulator(FastSimulator):
     """The rack on the SimPy reference engine, sampling actual keys."""
     engine = "simpy"
 
-    def __init__(self, seconds: float = 1.0, seed: int = 1, *, keys: bool = True, **kw):
+    def __init__(self, seconds: float | None = None, seed: int = 1, *, keys: bool = True, **kw):
         super().__init__(seconds, seed, keys=keys, **kw)
 
 
-def _whole_run_scale(spec: RackSpec, seconds: float, x: float | None = None) -> float:
-    """Data writes per simulated write that make ``seconds`` stand for the run
-    (``x``: the expected throughput, requests per us; by default the one the
-    simulation starts from)."""
-    if x is None:
-        x = initial_load(spec)[2]
-    expected = x * seconds * 1e6
-    return max(1.0, spec.queries / expected) if expected > 0 else 1.0
-
-
-def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: float) -> Prediction:
+def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec) -> Prediction:
     span = res.span_us
     T = res.totals
     done = T["done"]
@@ -340,7 +399,7 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
         if done > 0 and math.isfinite(spec.clients.timeout_us) else 0.0
     outcome = Outcome(
         throughput_mops=float(x), util=util, wait_us=wait, process_us=proc,
-        stall_frac=T["stall"] / span if span > 0 else np.zeros(n),
+        stall_frac=_stopped_frac(res, n),
         block_frac=T["block"] / span if span > 0 else np.zeros(n),
         stretch=np.ones(n), latency_us=float(lat), timeout_share=float(timeout_share),
         lost_per_request=lost / done if done > 0 else 0.0,
@@ -355,7 +414,10 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
         "requests": int(done),
         "sim_engine": res.engine,
         "simulated_s": span / 1e6,
-        "data_scale": float(data_scale),
+        # the run's first seconds only: a cap (or Ctrl-C) ended it before its queries
+        "prefix_of_run": not res.finished,
+        "run_queries": float(spec.queries),
+        "stuck": res.stuck,
         "wall_s": res.wall_s,
         "interrupted": res.interrupted,
         "measured_hit_ratio": T["hits"] / done if done > 0 else math.nan,
@@ -378,22 +440,36 @@ def _prediction(res: SimResult, cfg: SimConfig, spec: RackSpec, data_scale: floa
         "latency_sd_us": math.sqrt(max(0.0, T["lat2"] / done - lat_done * lat_done))
         if done > 0 else math.nan,
     }
+    if res.lsm is not None:
+        details["lsm"] = res.lsm
+    details["trajectory"] = res.trace.trajectory()
     return from_outcome(spec, outcome, "sim", details)
 
 
-def simulate(scenario: Scenario, profile: Profile, seconds: float = 10.0, seed: int = 1,
+def _stopped_frac(res: SimResult, n: int) -> np.ndarray:
+    """Per worker, the time its instance was STOPPED over the simulated run
+    (RocksDB's rules' counter); without RocksDB, its writers' stopped time
+    over the statistics window."""
+    if res.lsm is not None and res.end_us > 0:
+        return np.asarray(res.lsm["stop_s"], dtype=float) * 1e6 / res.end_us
+    span = res.span_us
+    return res.totals["stall"] / span if span > 0 else np.zeros(n)
+
+
+def simulate(scenario: Scenario, profile: Profile, seconds: float | None = None, seed: int = 1,
              engine: str = "fast", progress: bool | None = None, *,
-             data_scale: float | None = None, warmup_s: float = 0.0) -> Prediction:
-    """Simulate ``seconds`` of the rack (``engine`` fast or simpy).
+             warmup_s: float = 0.0, chunk_s: float = 1.0) -> Prediction:
+    """Simulate the scenario's run (``engine`` fast or simpy): its queries,
+    or its first ``seconds`` when that cap comes first.
 
     ``progress``: a bar on stderr (default: when stderr is a terminal). Ctrl-C
-    returns the seconds completed, with ``details["interrupted"] = True``
+    returns the part simulated, with ``details["interrupted"] = True``
     (:func:`interrupted_after` says how far it got)."""
     cls = {"fast": FastSimulator, "simpy": SimpySimulator}.get(engine)
     if cls is None:
         raise InputError(f"unknown engine {engine!r}; allowed: fast, simpy", field="engine")
     progress = wanted(progress)
-    solver = cls(seconds, seed, progress=progress, data_scale=data_scale, warmup_s=warmup_s,
+    solver = cls(seconds, seed, progress=progress, warmup_s=warmup_s, chunk_s=chunk_s,
                  partial=True)
     return solver.solve(compile_rack(scenario, profile))
 

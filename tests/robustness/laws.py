@@ -17,6 +17,12 @@ soak share it.
   (``think``), so ``X <= N / think``.
 * Flow balance: every request is a cache hit or goes to one worker:
   ``hit ratio + sum(shares) = 1``, with and without the cache.
+* RocksDB's counts over the run (``details["lsm"]``, both engines): every
+  count finite and non-negative; a memtable holds ``LsmSpec.entries``
+  writes (the writes fill at least the memtables sealed); a flush takes at
+  least one memtable (flushes at most the memtables sealed less those still
+  waiting); no instance stopped or slowed longer than the run, nor stopped
+  longer than the rack had an instance stopped.
 """
 
 from __future__ import annotations
@@ -69,6 +75,7 @@ def violations(pred, spec, sampled: bool = False) -> list[str]:
             bad(f"server {i} utilization {s.utilization} > 1")
     if pred.stall_fraction > 1 + 1e-9 or pred.cache_hit_ratio > 1 + 1e-9:
         bad("a fraction above 1")
+    out += lsm_violations(pred.details.get("lsm"), spec)
     if out:
         return out
     # ---- flow balance
@@ -102,4 +109,36 @@ def violations(pred, spec, sampled: bool = False) -> list[str]:
     think = think_us(spec.clients, spec.placement.hit_ratio)
     if X > N / think * (1 + 1e-9):
         bad(f"X = {X:.4g} above the client bound N / think = {N / think:.4g}")
+    return out
+
+
+def lsm_violations(d, spec) -> list[str]:
+    """What the LOG counts of a run (``details["lsm"]``; None: none given) break."""
+    if not d:
+        return []
+    out = []
+    keys = ("memtables", "flushes", "compactions", "stop_s", "slow_s", "immutables_end",
+            "l0_files_end", "writes")
+    for k in keys:
+        for i, v in enumerate(d[k]):
+            if not (math.isfinite(v) and v >= 0):
+                out.append(f"lsm {k}[{i}] = {v!r} is not a finite number >= 0")
+    if out:
+        return out
+    run_s, stopped_s = d["run_s"], d["stopped_s"]
+    slack = 1e-9 * max(run_s, 1.0)
+    entries = spec.lsm.entries
+    for i in range(len(d["memtables"])):
+        mem, fl, imm = d["memtables"][i], d["flushes"][i], d["immutables_end"][i]
+        if d["writes"][i] < mem * entries * (1 - 1e-9) - 1e-6:
+            out.append(f"instance {i}: {mem} memtables of {entries} writes from "
+                       f"{d['writes'][i]:.6g} writes")
+        if imm > mem or fl > mem - imm:
+            out.append(f"instance {i}: {fl} flushes, {imm} immutables left of {mem} memtables")
+        if d["stop_s"][i] + d["slow_s"][i] > run_s + slack:
+            out.append(f"instance {i}: stopped {d['stop_s'][i]:.6g} s and slowed "
+                       f"{d['slow_s'][i]:.6g} s in a run of {run_s:.6g} s")
+        if d["stop_s"][i] > stopped_s + slack:
+            out.append(f"instance {i}: stopped {d['stop_s'][i]:.6g} s, the rack only "
+                       f"{stopped_s:.6g} s")
     return out

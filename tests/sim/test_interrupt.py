@@ -45,11 +45,11 @@ def _interrupt_on_call(monkeypatch, n: int):
     real = fast.FastEngine.run_until
     calls = {"n": 0}
 
-    def run_until(self, t_us):
+    def run_until(self, t_us, done_cap=float("inf")):
         calls["n"] += 1
         if calls["n"] == n:
             raise KeyboardInterrupt
-        return real(self, t_us)
+        return real(self, t_us, done_cap)
     monkeypatch.setattr(fast.FastEngine, "run_until", run_until)
 
 
@@ -333,9 +333,19 @@ def test_batch_in_worker_processes_interrupted(tmp_path):
     # The pieces are of about equal work, two per worker: the first ones
     # finish near half of an uninterrupted run, which is timed first
     t0 = time.monotonic()
-    subprocess.run([sys.executable, "-m", "sim", "predict", "--runs", str(runs), "--out",
-                    str(tmp_path / "whole.csv"), "--jobs", "2"], cwd=ROOT, check=True,
-                   capture_output=True, timeout=300)
+    # its own process group, killed whole if it runs out of time (a timeout
+    # that killed the command alone left its two workers running)
+    first = subprocess.Popen([sys.executable, "-m", "sim", "predict", "--runs", str(runs),
+                              "--out", str(tmp_path / "whole.csv"), "--jobs", "2"], cwd=ROOT,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    try:
+        _, err0 = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            os.killpg(first.pid, signal.SIGKILL)
+            first.wait()
+    assert first.returncode == 0, err0.decode()[-2000:]
     whole = time.monotonic() - t0
     assert len(_csv(tmp_path / "whole.csv")) == 400
     out = tmp_path / "p.csv"

@@ -2,6 +2,7 @@
 
 import csv
 import math
+import re
 
 import pytest
 
@@ -62,23 +63,40 @@ def test_simpy_same_seed_same_output(profile):
     assert a.details["latency_hist"] == b.details["latency_hist"]
 
 
-def test_keyboard_interrupt_returns_partial_results(profile, monkeypatch):
+def _ctrl_c_at_chunk(monkeypatch, n: int) -> None:
+    """The fast engine's ``n``-th chunk raises KeyboardInterrupt (a Ctrl-C)."""
     from sim import fast
     real = fast.FastEngine.run_until
     calls = {"n": 0}
 
-    def flaky(self, t_us):
+    def flaky(self, t_us, done_cap=float("inf")):
         calls["n"] += 1
-        if calls["n"] == 3:
+        if calls["n"] == n:
             raise KeyboardInterrupt
-        return real(self, t_us)
+        return real(self, t_us, done_cap)
 
     monkeypatch.setattr(fast.FastEngine, "run_until", flaky)
+
+
+def test_keyboard_interrupt_returns_partial_results(profile, monkeypatch):
+    _ctrl_c_at_chunk(monkeypatch, 3)
     p = simulate(SMALL, profile, seconds=10.0, progress=True)
     assert p.details["interrupted"] is True
     assert p.details["simulated_s"] == pytest.approx(2.0)
     assert len(p.details["timeline"]) == 2
     assert p.throughput_mops > 0
+    assert p.details["prefix_of_run"] is True
+
+
+def test_keyboard_interrupt_of_a_whole_run_says_how_many_queries(profile, monkeypatch, capsys):
+    """Without --seconds the run is its queries: a Ctrl-C says how many of them."""
+    from cli import main as cli
+    _ctrl_c_at_chunk(monkeypatch, 2)
+    rc = cli.main(["simulate", "--no-progress", "--set", "servers=2", "--set", "clients=8",
+                   "--set", "workload.records=100000"])
+    out, err = capsys.readouterr()
+    assert rc == 130
+    assert re.search(r"PARTIAL: interrupted after [\d.]+ of 10 M queries simulated", err), err
 
 
 def test_bad_arguments(profile):

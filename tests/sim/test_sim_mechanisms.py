@@ -20,9 +20,11 @@ def test_oversubscribed_cores_stretch_service(profile):
 
 def test_wal_switch_blocks_and_dips_throughput(profile):
     # tiny memtables with the WAL on: every switch blocks the worker for the
-    # WAL file creation; without the WAL the same run never blocks
+    # WAL file creation; without the WAL the same run never blocks (no L0
+    # slowdown either: its triggers out of reach)
     sc = BASE.updated({"workload.read_ratio": 0.0, "storage.memtable_mb": 0.5,
-                       "storage.flushnum": 1, "storage.maxnum": 64})
+                       "storage.flushnum": 1, "storage.maxnum": 64,
+                       "storage.l0_slowdown": 1 << 20, "storage.l0_stop": 1 << 20})
     on = simulate(sc, profile, seconds=2.0, progress=False)
     off = simulate(sc.updated({"storage.wal": False}), profile, seconds=2.0, progress=False)
     assert on.details["memtable_switches"] > 0 and off.details["memtable_switches"] > 0

@@ -20,26 +20,18 @@ import pytest
 from model.errors import InputError
 from model.rack import clients as cl_mech
 from model.rack import compile_rack
-from model.rack import lsm as L
 from model.scenario import Scenario
 from cli import main as cli
 from sim import fast
 from sim.config import SimConfig, rack_config
 from sim.fast import FastEngine
 from sim.run import run_config
+from tests.sim.racks import lsm_fields
 
 ENV = "KVPERF_SIM_MEMORY_LIMIT_MB"
 SMALL = ["--set", "servers=2", "--set", "clients=8", "--set", "workload.records=100000"]
 HUGE = ["--set", "servers=3739", "--set", "clients=1000000",
         "--set", "servers.rcvbuf_kb=1048576"]
-
-
-def _lsm_params() -> np.ndarray:
-    p = np.zeros(L.P_N)
-    p[L.P_ENTRY], p[L.P_MEM], p[L.P_FLUSHNUM], p[L.P_MAXNUM] = 200.0, 2_000.0, 1, 2
-    p[L.P_WAL], p[L.P_FIXED], p[L.P_DISK], p[L.P_FWF] = 1.0, 50.0, 10.0, 1.0
-    p[L.P_WAMP], p[L.P_SLOW], p[L.P_BG] = 2.0, 50.0, 2
-    return p
 
 
 def _configs(profile) -> dict[str, SimConfig]:
@@ -49,7 +41,7 @@ def _configs(profile) -> dict[str, SimConfig]:
             service_mean_us=np.array([20.0, 25.0, 30.0]), hit_ratio=0.3, send_us=2.0,
             hit_rtt_us=6.0, miss_rtt_us=12.0, timeout_us=400.0, retry=cl_mech.RETRY_FARREACH,
             station_servers=np.array([2, 1, 1]), buffer_pkts=np.array([32, 32, 32]),
-            open_rate_per_us=0.002, lsm=True, lsm_params=_lsm_params(),
+            open_rate_per_us=0.002, **lsm_fields([0, 0, 1], 2),
             station_machine=np.array([0, 0, 1]), machines=2, wal_block_us=np.array([5.0, 5.0])),
         "open network": SimConfig(
             n_clients=0, station_probs=np.array([1.0]), service_mean_us=np.array([1.0]),

@@ -18,12 +18,12 @@ import math
 import numpy as np
 import pytest
 
-from model.rack import lsm as L
 from model.scenario import Scenario
 from sim.config import SimConfig
 from sim.engine_simpy import SimpyEngine
 from sim.fast import FastEngine
 from sim.run import run_config, simulate
+from tests.sim.racks import lsm_fields
 
 #: found by running random scenarios (tests/robustness/space.py) for 2 s: large
 #: writes into small memtables, so WAL-switch blocks last a large part of a second
@@ -59,13 +59,10 @@ def _blocking(n_clients: int = 8) -> SimConfig:
     """One worker, every request a write; ten writes fill a memtable and each
     switch blocks the worker for 150 ms on its WAL; one client core held 3 us
     per send."""
-    p = np.zeros(L.P_N)
-    p[L.P_ENTRY], p[L.P_MEM], p[L.P_FLUSHNUM], p[L.P_MAXNUM] = 200.0, 2_000.0, 1, 4
-    p[L.P_WAL], p[L.P_FIXED], p[L.P_DISK], p[L.P_FWF] = 1.0, 50.0, 10.0, 1.0
-    p[L.P_WAMP], p[L.P_SLOW], p[L.P_BG] = 2.0, 50.0, 2
     return SimConfig(n_clients=n_clients, station_probs=np.array([1.0]),
                      service_mean_us=np.array([5.0]), write_frac=1.0, send_us=1.0,
-                     miss_rtt_us=2.0, lsm=True, lsm_params=p, wal_block_us=np.array([150_000.0]),
+                     miss_rtt_us=2.0, **lsm_fields([0], maxnum=4),
+                     wal_block_us=np.array([150_000.0]),
                      client_cpu_us=3.0, client_cores=1, recv_floor_us=1.0)
 
 
