@@ -39,10 +39,10 @@ form to it.
 * :func:`read_path_stations` -- the stations a replicated read visits, as
   core pools and serial sections for a closed loop: one node's core pool
   (unreplicated), any of r replicas' pools (a read that skips the log), or a
-  leader's log (Raft): the leader's core pool for the read, and each node's
-  *serial* log loop (the append and the replication messages), which no
-  number of cores parallelises. The quorum round trip is the caller's
-  delay.
+  leader's log (Raft): the leader's core pool for the read and the
+  replication messages (the entry out and the ack back for each follower),
+  each follower's pool for its side of them, and optionally each node's
+  *serial* log append. The quorum round trip is the caller's delay.
 """
 
 from __future__ import annotations
@@ -347,13 +347,13 @@ def read_path_stations(path: str, read: float, cores: int, *, replicas: int = 3,
     * ``"any"`` -- a read that skips the log, served by one of ``serving``
       replicas (spread evenly): ``serving`` pools of demand read / serving.
     * ``"log"`` -- a read ordered through a leader's log (Raft): the leader's
-      core pool does the read itself (``read``, in parallel on ``cores``);
-      the log is one serial loop per node (a Go Raft runs its state machine
-      in one goroutine: every proposal, append and ack passes through it, in
-      order, whatever the cores): the leader's appends the entry and sends it
-      to, and takes the ack from, each of the ``replicas`` - 1 followers
-      (append + 2 (r - 1) msg); each follower's appends it and handles the
-      message and its ack (append + 2 msg).
+      core pool does the read itself (``read``) and handles the replication
+      messages, the entry sent to and the ack taken from each of the
+      ``replicas`` - 1 followers (2 (r - 1) ``msg``), in parallel on its
+      ``cores`` like any other network work of the node; each follower's pool
+      takes the entry and sends the ack (2 ``msg``). With ``append`` > 0 each
+      node also has a *serial* log loop that appends the entry (``append``
+      per read, one core whatever the node's cores).
 
     Times in one unit chosen by the caller."""
     c = int(cores)
@@ -374,7 +374,11 @@ def read_path_stations(path: str, read: float, cores: int, *, replicas: int = 3,
     f = int(replicas) - 1
     if f < 0:
         raise InputError(f"replicas must be >= 1, got {replicas!r}", field="replicas")
-    d = [float(read), append + 2 * f * msg] + [append + 2 * msg] * f
-    k = [c, 1] + [1] * f
-    n = ["leader pool", "leader log loop"] + [f"follower {i + 1} log loop" for i in range(f)]
+    d = [float(read) + 2 * f * msg] + [2 * msg] * f
+    k = [c] * (f + 1)
+    n = ["leader pool"] + [f"follower {i + 1} pool" for i in range(f)]
+    if append > 0:
+        d += [float(append)] * (f + 1)
+        k += [1] * (f + 1)
+        n += ["leader log loop"] + [f"follower {i + 1} log loop" for i in range(f)]
     return PathStations(tuple(d), tuple(k), tuple(n))
