@@ -84,9 +84,11 @@ def test_the_shipped_local_profile_is_the_fit_of_the_current_model():
     throughput error 24.9 % with the stale profile, 11.5 % refitted.)"""
     from calibrate.runs_io import load_runs
     shipped = load_profile("local")
-    assert "plan=default" in shipped.meta["fitted_by"]
-    _, rows = load_runs(["calibrate/runs/local.csv"], None, where={"plan": "default"},
-                        same_fitter=True)
+    # fitted on the default plan and the write-path plan (docs/calibration.md)
+    assert "plan=default,writepath" in shipped.meta["fitted_by"]
+    _, rows = load_runs(["calibrate/runs/local.csv", "calibrate/runs/writepath.csv"], None,
+                        where={"plan": "default,writepath"}, same_fitter=True)
+    assert len(rows) == int(shipped.meta["n_rows"])
     fz = LocalFitter()
     assert fz.cost_at(shipped, rows) == pytest.approx(float(shipped.meta["cost"]), rel=1e-6)
     moved = shipped.with_values({"base_us": shipped["base_us"] * 1.5}, "moved")
