@@ -326,11 +326,10 @@ def run(args) -> int:
     profile = load_profile(args.profile)
     shown = _shown(args.scenario)
     pts = points(Path(args.data))
-    for path, ext in ((args.out, (".csv",)), (args.html, (".html",))):
+    for path, opt, ext in ((args.out, "--out", (".csv",)), (args.html, "--html", (".html",))):
         if path:
-            from runio.safe_io import output_path, output_type
-            output_type(path, ext)
-            output_path(path, "--out" if path == args.out else "--html", [args.scenario])
+            from runio.safe_io import output_path
+            output_path(path, opt, [args.scenario], types=ext)
     done, total = [], len(pts)
     with bar(total, "configurations", "config", wanted(args.progress, json=args.json)) as b:
         try:

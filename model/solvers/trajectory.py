@@ -411,7 +411,8 @@ def trajectory_details(r: RunState) -> dict:
         k = int(a)
         while k < len(per_s) and k < b:
             lo, hi = max(a, k), min(b, k + 1)
-            per_s[k] += p.queries * (hi - lo) / (b - a) / 1e6
+            # over dt_us itself: a phase too short to move a and b apart in seconds
+            per_s[k] += p.queries * (hi - lo) * 1e6 / p.dt_us / 1e6
             k += 1
     return {
         "phases": [{"start_s": p.t0_us / 1e6, "seconds": p.dt_us / 1e6, "mops": p.mops,

@@ -41,3 +41,26 @@ def test_short_write_path_plan_end_to_end(tmp_path):
     assert num(never, "flushes") == 0 and 1 <= num(never, "memtables") < 4
     assert num(never, "flush_mb") == 0 and num(never, "l0_files") == 0
     assert int(never["completed"]) <= 40_000
+
+    # the model's counts for the same runs (issue 50): the shipped local
+    # profile predicts what each run did
+    pred = tmp_path / "pred.csv"
+    proc = subprocess.run([sys.executable, "-m", "calibrate", "validate", "--profile", "local",
+                           "--runs", str(out), "--out", str(pred), "--summary-only",
+                           "--no-progress"], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    with open(pred) as fh:
+        preds = {(int(r["flushnum"]), int(r["maxnum"])): r for r in csv.DictReader(fh)}
+
+    def predicted(row, col):
+        return float(row["pred_" + col].strip("[]").split(",")[0])   # one worker
+
+    p_stop, p_slow, p_never = preds[16, 17], preds[8, 10], preds[4, 6]
+    for key, r in preds.items():
+        # memtables filled: the run's bytes over the memtable (within 15 % or one)
+        assert abs(predicted(r, "memtables") - num(rows[key], "memtables")) <= max(
+            1.0, 0.15 * num(rows[key], "memtables")), key
+    assert predicted(p_stop, "stops") >= 1 and predicted(p_stop, "stop_s") > 0
+    assert predicted(p_stop, "flushes") >= 1
+    assert predicted(p_slow, "slows") >= 1 and predicted(p_slow, "stops") == 0
+    assert predicted(p_never, "flushes") == 0 and predicted(p_never, "stops") == 0

@@ -54,6 +54,8 @@ OUTPUT_SLOTS = [
     ("ingest-ycsb-out", "calibrate", ("ingest", "--format", "ycsb", "{d}/ycsb.txt", "--set", "servers=16", "--set", "clients=16", "--out", "@"), "--out", (".csv",)),
     ("ingest-dbbench-out", "calibrate", ("ingest", "--format", "dbbench", "{d}/dbbench.txt", "--out", "@"), "--out", (".csv",)),
     ("ingest-farreach-out", "calibrate", ("ingest", "--stats", "{d}/stats.out", "--set", "system=farreach", "--out", "@"), "--out", (".csv",)),
+    ("public-out", "calibrate", ("public", "--no-progress", "--out", "@"), "--out", (".csv",)),
+    ("public-html", "calibrate", ("public", "--no-progress", "--html", "@"), "--html", (".html",)),
     ("knobs-out", "calibrate", ("knobs", "--no-progress", "--engine", "analytic", "--runs", "{d}/runs.csv", "--out", "@"), "--out", (".csv",)),
     ("knobs-html", "calibrate", ("knobs", "--no-progress", "--engine", "analytic", "--runs", "{d}/runs.csv", "--html", "@"), "--html", (".html",)),
     ("report-out", "reports", ("build", "--sweep", "{d}/sweep.csv", "--out", "@"), "--out", (".html",)),
