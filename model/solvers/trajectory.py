@@ -379,11 +379,15 @@ def outputs(r: RunState) -> tuple[np.ndarray, np.ndarray, dict]:
     ro[O_RESENDS] += r.stop_resends / max(Q, 1.0)
     ro[O_CLIENT_U] /= T
     ro[O_SATURATED] = 1.0 if sat_q > 0.5 * q_solved else 0.0
-    X = Q / T if math.isfinite(T) else 0.0
+    # the queries served over the time they took; a run that got stuck (a
+    # stop no job can clear) serves fewer than its Q, as the simulator's does
+    served = Q - max(r.q_left, 0.0) if r.q_left > 1e-9 * max(Q, 1.0) else Q
+    X = served / T if math.isfinite(T) else 0.0
     ro[O_X] = X
     ro[O_RUN] = 1.0
     ro[O_CYCLE] = spec.clients.threads / X if X > 0 else math.inf
-    details = {"lsm": lsm_details(r), "trajectory": trajectory_details(r)}
+    details = {"lsm": lsm_details(r), "trajectory": trajectory_details(r),
+               "stuck": any(p.kind == "stuck" for p in r.phases[-1:])}
     return ro, wo, details
 
 
