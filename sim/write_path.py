@@ -93,12 +93,7 @@ def jobs_to(st, p, jobs, mach, t_jobs, t):
     """Every running job advanced from ``t_jobs`` to ``t`` (the rates hold
     between events), each instance's time with a flush running counted.
     Returns ``t`` (the new ``t_jobs``)."""
-    dt = t - t_jobs
-    if dt > 0.0:
-        for i in range(st.shape[0]):
-            if st[i].flush_jobs > 0:
-                st[i].flush_us += dt
-        R.advance_jobs(jobs, p, mach, st, dt)
+    R.advance_jobs(jobs, p, mach, st, t - t_jobs)
     return t
 
 

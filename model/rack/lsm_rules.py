@@ -484,9 +484,13 @@ def next_job_event(jobs, p, mach, st):
 
 
 def advance_jobs(jobs, p, mach, st, dt):
-    """Every running job ``dt`` us further (rates constant over dt)."""
+    """Every running job ``dt`` us further (rates constant over dt), and each
+    instance's time with a flush running (``flush_us``) counted."""
     if dt <= 0.0:
         return
+    for i in range(st.shape[0]):
+        if st[i].flush_jobs > 0:
+            st[i].flush_us += dt
     for j in range(jobs.shape[0]):
         jb = jobs[j]
         if jb.live == 0:

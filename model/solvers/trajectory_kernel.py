@@ -80,8 +80,6 @@ def advance(p, st, jobs, mach, rates, X, t, q_left, ref_cond, ref_rate, ref_imm,
             if r > 0.0 and st[i].cond != R.STOPPED:
                 st[i].active += r * entry * dt
                 st[i].writes += r * dt
-            if st[i].flush_jobs > 0:
-                st[i].flush_us += dt
         R.advance_jobs(jobs, p, mach, st, dt)
         t += dt
         done += X * dt
